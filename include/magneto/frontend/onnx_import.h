@@ -1,0 +1,57 @@
+// ONNX frontend: ModelProto -> ir::Graph with static shapes.
+//
+// Steps: read the file (errors for missing, empty, truncated or non-ONNX files), run ONNX's checker
+// where libonnx knows the opset, upgrade opsets older than 7..17 with ONNX's version converter,
+// load initializers (raw and typed data, external data confined to the model's folder), turn
+// Constant nodes into constants, fix dynamic dimensions from --shape, then build nodes in
+// topological order, inferring each node's shape (our op table) and folding nodes whose operands
+// are constant as it goes, so that shape operands computed in the graph (Shape -> Gather -> Concat
+// -> Reshape) are known when Reshape's shape is inferred.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+
+namespace magneto {
+
+struct ImportOptions {
+  // Fixes input shapes: name -> dims (from --shape NAME=1x3x224x224). Required for every input
+  // with a symbolic or unknown dimension.
+  std::map<std::string, Dims> shapes;
+  // Binds graph inputs to constant values (shape operands such as a Reshape target fed as an
+  // input in ONNX's backend tests). A bound input stops being a graph input.
+  std::map<std::string, Tensor> bindings;
+  // Fold constant subgraphs during import (needed for shape operands; on by default).
+  bool foldOnImport = true;
+};
+
+struct ImportInfo {
+  int64_t opsetVersion = 0;    // default domain, as written in the file
+  int64_t irVersion = 0;
+  bool versionConverted = false;  // upgraded by ONNX's version converter
+  bool checkerRan = false;        // false when the opset is newer than libonnx knows
+  std::string producer;           // producer_name + version
+  std::vector<std::string> notes; // what the importer decided (bindings, conversions)
+};
+
+// Imports `path`. Errors name the file and, where one is at fault, the ONNX node (name and op).
+Expected<std::unique_ptr<Graph>> importOnnx(const std::string& path, const ImportOptions& opts,
+                                            ImportInfo* info = nullptr);
+
+// Names of the graph inputs whose values (not only shapes) decide output shapes: those must be
+// bound (ImportOptions::bindings) to compile. Used by `magnetoc check` to bind them from test data.
+Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path);
+
+// TensorProto files (.pb), the format of ONNX's backend tests and model zoo test data.
+Expected<Tensor> readTensorProtoFile(const std::string& path, std::string* name = nullptr);
+Status writeTensorProtoFile(const std::string& path, const Tensor& t, const std::string& name);
+
+// Parses "1x3x224x224" (also "1,3,224,224"); an error names the text.
+Expected<Dims> parseDims(const std::string& text);
+
+}  // namespace magneto

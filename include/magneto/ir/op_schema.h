@@ -1,0 +1,105 @@
+// Ops as data: one OpSchema per op kind (ONNX's ops and Magneto's internal ones), declared in one
+// place per op family under src/ops/. Passes ask about traits ("elementwise?") rather than names;
+// shape inference, the verifier and the importer all read the same table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+
+namespace magneto {
+
+enum OpTrait : uint32_t {
+  kTraitNone = 0,
+  kElementwise = 1u << 0,    // output[i] depends only on input[i] (after broadcasting)
+  kUnary = 1u << 1,          // one tensor operand
+  kBroadcasting = 1u << 2,   // numpy-style multidirectional broadcast of operands
+  kCommutative = 1u << 3,
+  kView = 1u << 4,           // output is input 0's bytes reinterpreted (Reshape, Flatten, ...)
+  kShapeOnly = 1u << 5,      // output depends only on input shapes (Shape, Size)
+  kNoFold = 1u << 6,         // never constant-fold (random ops)
+  kHasEpilogue = 1u << 7,    // accepts fused mg_act/mg_residual epilogue attributes (Conv, Gemm, ...)
+  kActivation = 1u << 8,     // a unary activation expressible as an epilogue
+  kConcatLike = 1u << 9,     // joins operands along attribute "axis"
+};
+
+struct AttrSpec {
+  std::string name;
+  Attribute::Kind kind;
+  bool required = false;
+};
+
+class InferContext;
+using InferFn = std::function<Status(InferContext&)>;
+
+struct OpSchema {
+  std::string name;
+  int minInputs = 1;
+  int maxInputs = 1;  // -1: variadic
+  int minOutputs = 1;
+  int maxOutputs = 1;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  uint32_t traits = kTraitNone;
+  // Operands whose values (not only shapes) decide output shapes: they must be constant when the
+  // node's shape is inferred (the importer folds or binds them first).
+  std::vector<int> shapeOperands;
+  InferFn infer;
+  std::string doc;
+  // Opset range of the ONNX op this schema implements (informational; importer upgrades first).
+  int sinceVersion = 1;
+
+  bool has(OpTrait t) const { return (traits & t) != 0; }
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  void add(OpSchema s);
+  const OpSchema* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, OpSchema> schemas_;
+};
+
+// What an InferFn sees: the node's operand types and constant values, its attributes, and where
+// to put result types. Errors name the node.
+class InferContext {
+ public:
+  explicit InferContext(Node& n) : node_(n) {}
+  Node& node() { return node_; }
+  size_t numInputs() const { return node_.numInputs(); }
+  size_t numOutputs() const { return node_.numOutputs(); }
+  bool hasInput(size_t i) const { return node_.hasInput(i); }
+  const TensorType& inputType(size_t i) const { return node_.input(i)->type(); }
+  const Dims& inputDims(size_t i) const { return node_.input(i)->dims(); }
+  DType inputDType(size_t i) const { return node_.input(i)->dtype(); }
+  // The operand's value when it is a constant, else null.
+  const Tensor* constantInput(size_t i) const;
+  // The operand's value as int64s; an error when absent or not constant.
+  Expected<std::vector<int64_t>> constInts(size_t i, const char* what) const;
+  const AttrMap& attrs() const { return node_.attrs(); }
+  void setOutput(size_t i, TensorType t);
+  Status error(const std::string& what) const { return badInput("{}", what); }
+
+ private:
+  Node& node_;
+};
+
+// Infers result types of one node from its operands (context added to errors).
+Status inferNode(Node& n);
+
+// Registers every op family; called once by OpRegistry::instance().
+void registerAllOps(OpRegistry& r);
+
+// Shape helpers shared by op families.
+Expected<Dims> broadcastDims(const Dims& a, const Dims& b);
+// Normalizes a possibly negative axis against rank; error when out of range.
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+}  // namespace magneto

@@ -1,0 +1,18 @@
+// Every pass's factory and the plain functions behind them (tests call the functions directly).
+#pragma once
+
+#include <memory>
+
+#include "magneto/passes/pass.h"
+
+namespace magneto {
+
+Expected<bool> eliminateDeadCode(Graph& g);
+Expected<bool> foldConstants(Graph& g);
+// Folds one node if it can; erases it when none of its results is still used.
+Expected<bool> foldNode(Graph& g, Node* n);
+
+std::unique_ptr<Pass> makeDcePass();
+std::unique_ptr<Pass> makeFoldPass();
+
+}  // namespace magneto

@@ -1,0 +1,57 @@
+// Pipeline parsing and the pass runner with its instrumentation (IR printing, verification).
+#include <cstdio>
+
+#include "magneto/ir/text.h"
+#include "magneto/ir/verifier.h"
+#include "magneto/passes/pass.h"
+
+namespace magneto {
+
+std::unique_ptr<Pass> createPass(const std::string& name) {
+  for (const PassInfo& p : allPasses())
+    if (p.name == name) return p.make();
+  return nullptr;
+}
+
+Expected<std::vector<std::unique_ptr<Pass>>> parsePipeline(const std::string& list) {
+  std::vector<std::unique_ptr<Pass>> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t end = list.find(',', pos);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(pos, end - pos);
+    pos = end + 1;
+    if (name.empty()) continue;
+    auto p = createPass(name);
+    if (!p) {
+      std::string known;
+      for (const PassInfo& i : allPasses()) known += (known.empty() ? "" : ", ") + i.name;
+      return badInput("unknown pass '{}' (known passes: {})", name, known);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Status runPipeline(Graph& g, std::vector<std::unique_ptr<Pass>>& passes, PassContext& ctx) {
+  auto emit = [&](const std::string& s) {
+    if (ctx.out) ctx.out(s);
+    else std::fputs(s.c_str(), stderr);
+  };
+  for (auto& p : passes) {
+    auto changed = p->run(g, ctx);
+    if (!changed.ok()) return changed.status().withContext(std::string("pass ") + p->name() + ": ");
+    if (ctx.verifyEach) {
+      Status v = verifyGraph(g);
+      if (!v.ok())
+        return internalStatus("the IR is invalid after pass '{}': {}\n{}", p->name(), v.message(),
+                              printGraph(g));
+    }
+    if (ctx.printAfter.count(p->name()) || ctx.printAfter.count("*"))
+      emit(fmt::format("// -----// IR after {}{} //----- //\n{}", p->name(),
+                       *changed ? "" : " (no change)", printGraph(g)));
+  }
+  return Status::success();
+}
+
+}  // namespace magneto

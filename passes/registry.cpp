@@ -1,0 +1,27 @@
+// The one list of passes, and the default pipeline (with per-target edits, not copies).
+#include "magneto/passes/passes.h"
+
+namespace magneto {
+
+const std::vector<PassInfo>& allPasses() {
+  static const std::vector<PassInfo> kPasses = [] {
+    std::vector<PassInfo> v;
+    auto add = [&v](PassFactory f) {
+      auto p = f();
+      v.push_back({p->name(), p->summary(), std::move(f)});
+    };
+    add(makeFoldPass);
+    add(makeDcePass);
+    return v;
+  }();
+  return kPasses;
+}
+
+std::string defaultPipeline(const std::string& target, bool parallelOpt) {
+  std::string p = "fold,dce";
+  (void)target;
+  (void)parallelOpt;
+  return p;
+}
+
+}  // namespace magneto

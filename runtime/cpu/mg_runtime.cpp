@@ -1,0 +1,229 @@
+// Runtime core: attribute parsing, the thread pool, kernel lookup.
+#include "mg_runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "mg_kernels.h"
+#include "mg_threadpool.h"
+
+namespace mgrt {
+
+size_t dtypeSize(int32_t dtype) {
+  switch (dtype) {
+    case kF32: case kI32: case kU32: return 4;
+    case kU8: case kI8: case kBool: return 1;
+    case kU16: case kI16: case kF16: case kBF16: return 2;
+    case kI64: case kF64: case kU64: return 8;
+    default: return 0;
+  }
+}
+
+Attrs::Attrs(const char* spec) {
+  std::string s = spec ? spec : "";
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(';', pos);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(pos, end - pos);
+    pos = end + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || item.size() < eq + 3 || item[eq + 2] != ':') continue;
+    Entry e;
+    e.name = item.substr(0, eq);
+    e.type = item[eq + 1];
+    std::string v = item.substr(eq + 3);
+    if (e.type == 's') {
+      e.sv.push_back(v);
+    } else {
+      char sep = e.type == 'S' ? '|' : ',';
+      size_t p = 0;
+      while (p <= v.size() && !v.empty()) {
+        size_t q = v.find(sep, p);
+        if (q == std::string::npos) q = v.size();
+        std::string tok = v.substr(p, q - p);
+        if (e.type == 'i') e.iv.push_back(std::strtoll(tok.c_str(), nullptr, 10));
+        else if (e.type == 'f') e.fv.push_back(std::strtof(tok.c_str(), nullptr));
+        else e.sv.push_back(tok);
+        p = q + 1;
+      }
+    }
+    entries_.push_back(std::move(e));
+  }
+}
+
+const Attrs::Entry* Attrs::find(const char* name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+bool Attrs::has(const char* name) const { return find(name) != nullptr; }
+int64_t Attrs::i(const char* name, int64_t def) const {
+  const Entry* e = find(name);
+  if (!e) return def;
+  if (!e->iv.empty()) return e->iv[0];
+  if (!e->fv.empty()) return static_cast<int64_t>(e->fv[0]);
+  return def;
+}
+float Attrs::f(const char* name, float def) const {
+  const Entry* e = find(name);
+  if (!e) return def;
+  if (!e->fv.empty()) return e->fv[0];
+  if (!e->iv.empty()) return static_cast<float>(e->iv[0]);
+  return def;
+}
+std::string Attrs::s(const char* name, const char* def) const {
+  const Entry* e = find(name);
+  return e && !e->sv.empty() ? e->sv[0] : std::string(def);
+}
+std::vector<int64_t> Attrs::ints(const char* name) const {
+  const Entry* e = find(name);
+  return e ? e->iv : std::vector<int64_t>{};
+}
+std::vector<float> Attrs::floats(const char* name) const {
+  const Entry* e = find(name);
+  if (!e) return {};
+  if (!e->fv.empty() || e->iv.empty()) return e->fv;
+  return std::vector<float>(e->iv.begin(), e->iv.end());
+}
+std::vector<std::string> Attrs::strings(const char* name) const {
+  const Entry* e = find(name);
+  return e ? e->sv : std::vector<std::string>{};
+}
+
+int Ctx::fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(error, sizeof(error), fmt, ap);
+  va_end(ap);
+  return 1;
+}
+
+// ---- thread pool ----------------------------------------------------------------------------
+
+ThreadPool::ThreadPool(int threads) : nthreads_(std::max(1, threads)) {
+  for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::workerLoop(int self) {
+  uint64_t seen = 0;
+  for (;;) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    lk.unlock();
+    runChunks(self);
+    if (--active_ == 0) {
+      std::lock_guard<std::mutex> g(mu_);
+      done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::runChunks(int /*self*/) {
+  for (;;) {
+    int64_t c = next_.fetch_add(1);
+    if (c >= chunks_) return;
+    int64_t b = c * chunkSize_;
+    int64_t e = std::min(n_, b + chunkSize_);
+    (*fn_)(b, e);
+  }
+}
+
+void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  if (nthreads_ == 1 || n <= grain) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> serial(runMu_);  // one parallel region at a time per pool
+  int64_t maxChunks = static_cast<int64_t>(nthreads_) * 4;
+  chunkSize_ = std::max(grain, (n + maxChunks - 1) / maxChunks);
+  chunks_ = (n + chunkSize_ - 1) / chunkSize_;
+  n_ = n;
+  fn_ = &fn;
+  next_ = 0;
+  active_ = nthreads_ - 1;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++generation_;
+  }
+  cv_.notify_all();
+  runChunks(0);
+  std::unique_lock<std::mutex> lk(mu_);
+  done_.wait(lk, [&] { return active_ == 0; });
+}
+
+void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)>& fn) {
+  if (!pool) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  pool->run(n, grain, fn);
+}
+
+// ---- kernel lookup ----------------------------------------------------------------------------
+
+namespace {
+const KernelEntry* const* familyTables() {
+  static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
+                                        nnKernels(), recurrentKernels(), nullptr};
+  return tables;
+}
+KernelFn lookup(const KernelEntry* t, const char* op) {
+  for (; t && t->op; ++t)
+    if (std::strcmp(t->op, op) == 0) return t->fn;
+  return nullptr;
+}
+}  // namespace
+
+KernelFn findKernel(const char* op) {
+  for (const KernelEntry* const* t = familyTables(); *t; ++t)
+    if (KernelFn f = lookup(*t, op)) return f;
+  return nullptr;
+}
+
+KernelFn findFastKernel(const char* op) { return lookup(fastKernels(), op); }
+
+Act parseAct(const std::string& n) {
+  if (n == "Relu") return Act::kRelu;
+  if (n == "LeakyRelu") return Act::kLeakyRelu;
+  if (n == "Sigmoid") return Act::kSigmoid;
+  if (n == "Tanh") return Act::kTanh;
+  if (n == "Clip") return Act::kClip;
+  if (n == "HardSigmoid") return Act::kHardSigmoid;
+  if (n == "HardSwish") return Act::kHardSwish;
+  if (n == "Elu") return Act::kElu;
+  if (n == "Selu") return Act::kSelu;
+  if (n == "Softplus") return Act::kSoftplus;
+  if (n == "Gelu") return Act::kGelu;
+  return Act::kNone;
+}
+
+Epilogue Epilogue::fromAttrs(const Attrs& a) {
+  Epilogue e;
+  e.act = parseAct(a.s("mg_act", ""));
+  e.alpha = a.f("mg_alpha", 0.f);
+  e.beta = a.f("mg_beta", 0.f);
+  return e;
+}
+
+}  // namespace mgrt

@@ -1,0 +1,100 @@
+// Magneto CPU runtime: what every generated CPU package carries with it, and what the compiler's
+// reference interpreter runs. Plain C++17, no dependency beyond the standard library.
+//
+// A kernel is a function
+//     int kernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx)
+// returning 0 on success, or non-zero with a message in ctx (data-dependent errors only, such as
+// an index out of range in Gather: shapes were checked by the compiler).
+//   - in[i].data == nullptr marks an absent optional operand.
+//   - Attributes are the ONNX node's, encoded as text (see Attrs) by the code generator.
+//   - Output buffers are allocated by the caller with the statically inferred shapes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mgrt {
+
+// ONNX TensorProto.DataType numbering.
+enum DType : int32_t {
+  kF32 = 1, kU8 = 2, kI8 = 3, kU16 = 4, kI16 = 5, kI32 = 6, kI64 = 7, kStr = 8, kBool = 9,
+  kF16 = 10, kF64 = 11, kU32 = 12, kU64 = 13, kBF16 = 16,
+};
+size_t dtypeSize(int32_t dtype);
+
+constexpr int kMaxRank = 8;
+
+struct Tensor {
+  void* data = nullptr;
+  int32_t dtype = kF32;
+  int32_t rank = 0;
+  int64_t dims[kMaxRank] = {0};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) n *= dims[i];
+    return n;
+  }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+  bool present() const { return data != nullptr; }
+};
+
+// Attribute text: entries "name=T:value" separated by ';' where T is
+//   i (int64 list, comma separated: "i:2,2"), f (float list "f:0.5"), s (one string, to the next
+//   ';' or the end), S (string list separated by '|').
+// Example: "group=i:1;pads=i:3,3,3,3;strides=i:2,2;mg_act=s:Relu".
+// Parsed once when a model handle is created; lookups are linear (a handful of entries).
+class Attrs {
+ public:
+  Attrs() = default;
+  explicit Attrs(const char* spec);
+  bool has(const char* name) const;
+  int64_t i(const char* name, int64_t def) const;
+  float f(const char* name, float def) const;
+  std::string s(const char* name, const char* def) const;
+  std::vector<int64_t> ints(const char* name) const;  // empty when absent
+  std::vector<float> floats(const char* name) const;
+  std::vector<std::string> strings(const char* name) const;
+
+ private:
+  struct Entry {
+    std::string name;
+    char type;
+    std::vector<int64_t> iv;
+    std::vector<float> fv;
+    std::vector<std::string> sv;
+  };
+  const Entry* find(const char* name) const;
+  std::vector<Entry> entries_;
+};
+
+class ThreadPool;
+
+// Runs fn(begin, end) over [0, n) split into chunks on the pool (or inline when pool is null or
+// has one thread). fn must be safe to call concurrently on disjoint ranges.
+void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)>& fn);
+
+struct Ctx {
+  ThreadPool* pool = nullptr;
+  char error[256] = {0};
+  int fail(const char* fmt, ...);  // formats into error, returns 1
+};
+
+using KernelFn = int (*)(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);
+
+// Reference kernels, one per op kind, by ONNX op name (and Magneto's internal ops). Null when the
+// op has no kernel. The generated code calls kernels by symbol; this table serves the interpreter.
+KernelFn findKernel(const char* op);
+struct KernelEntry {
+  const char* op;
+  KernelFn fn;
+};
+// All registered kernels (static table), terminated by {nullptr, nullptr}.
+const KernelEntry* kernelTable();
+
+}  // namespace mgrt

@@ -1,0 +1,39 @@
+// A small persistent thread pool: one parallel region at a time, chunks handed out by an atomic
+// counter. The calling thread works too, so a pool of N threads starts N-1 workers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace mgrt {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  int threads() const { return nthreads_; }
+  void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void workerLoop(int self);
+  void runChunks(int self);
+  int nthreads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_, runMu_;
+  std::condition_variable cv_, done_;
+  bool stop_ = false;
+  uint64_t generation_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::atomic<int> active_{0};
+  int64_t chunks_ = 0, chunkSize_ = 1, n_ = 0;
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+};
+
+}  // namespace mgrt

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything Magneto needs on a fresh Debian 12 machine. Idempotent: a second run
+# checks what is there and installs nothing new. Called by the README's commands and by CI.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libfmt-dev libgtest-dev llvm-14-tools
+  python3-onnx python3-numpy python3-torch python3-torchvision python3-protobuf
+  graphviz nodejs npm
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# onnxruntime-node: our independent CPU reference and rival. Its post-install tries to download
+# CUDA binaries, which fails on machines without internet access, hence the skip.
+if [ ! -d "$here/tools/ort/node_modules/onnxruntime-node" ]; then
+  echo "setup: installing onnxruntime-node (npm)"
+  (cd "$here/tools/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent >/dev/null)
+fi
+echo "setup: ok"

@@ -1,0 +1,123 @@
+#include "magneto/ir/op_schema.h"
+
+#include <algorithm>
+
+namespace magneto {
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry* r = [] {
+    auto* reg = new OpRegistry();
+    registerAllOps(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+void OpRegistry::add(OpSchema s) {
+  MG_CHECK(!schemas_.count(s.name), "op '{}' registered twice", s.name);
+  std::string name = s.name;
+  schemas_.emplace(std::move(name), std::move(s));
+}
+
+const OpSchema* OpRegistry::find(const std::string& name) const {
+  auto it = schemas_.find(name);
+  return it == schemas_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : schemas_) out.push_back(k);
+  return out;
+}
+
+const Tensor* InferContext::constantInput(size_t i) const {
+  Value* v = node_.input(i);
+  return v && v->isConstant() && v->constant().hasData() ? &v->constant() : nullptr;
+}
+
+Expected<std::vector<int64_t>> InferContext::constInts(size_t i, const char* what) const {
+  if (!hasInput(i)) return badInput("missing operand {} ({})", i, what);
+  const Tensor* t = constantInput(i);
+  if (!t)
+    return unsupported(
+        "operand {} ('{}', the {}) must be known at compile time: Magneto compiles static shapes. "
+        "Make it an initializer, or bind the graph input with --shape/--bind",
+        i, node_.input(i)->name(), what);
+  if (!isInteger(t->dtype()))
+    return badInput("operand {} ('{}', the {}) must be an integer tensor, got {}", i,
+                    node_.input(i)->name(), what, dtypeName(t->dtype()));
+  return t->toInts();
+}
+
+void InferContext::setOutput(size_t i, TensorType t) {
+  MG_CHECK(i < node_.numOutputs(), "{} has no result {}", node_.describe(), i);
+  node_.output(i)->setType(std::move(t));
+}
+
+Status inferNode(Node& n) {
+  std::string ctx = n.describe() + ": ";
+  const OpSchema* s = OpRegistry::instance().find(n.kind());
+  if (!s) return unsupported("{}unsupported operator '{}'", ctx, n.kind());
+  int nin = static_cast<int>(n.numInputs());
+  // Trailing absent optional operands do not count.
+  while (nin > 0 && !n.input(nin - 1)) --nin;
+  if (nin < s->minInputs || (s->maxInputs >= 0 && nin > s->maxInputs))
+    return badInput("{}expected {}{} operands, got {}", ctx, s->minInputs,
+                    s->maxInputs == s->minInputs ? std::string()
+                    : s->maxInputs < 0          ? std::string(" or more")
+                                                : fmt::format(" to {}", s->maxInputs),
+                    nin);
+  int nout = static_cast<int>(n.numOutputs());
+  if (nout < s->minOutputs || (s->maxOutputs >= 0 && nout > s->maxOutputs))
+    return badInput("{}expected {} to {} results, got {}", ctx, s->minOutputs, s->maxOutputs,
+                    nout);
+  for (const AttrSpec& a : s->attrs) {
+    const Attribute* got = n.attrs().find(a.name);
+    if (!got) {
+      if (a.required) return badInput("{}missing required attribute '{}'", ctx, a.name);
+      continue;
+    }
+    bool ok = got->kind() == a.kind ||
+              (a.kind == Attribute::Kind::kFloat && got->kind() == Attribute::Kind::kInt);
+    if (!ok)
+      return badInput("{}attribute '{}' should be {}, got {}", ctx, a.name,
+                      attrKindName(a.kind), attrKindName(got->kind()));
+  }
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    if (n.input(i) && n.input(i)->dtype() == DType::kUndefined)
+      return internalStatus("{}operand {} has no type yet", ctx, i);
+  }
+  if (!s->infer) return internalStatus("{}op '{}' has no shape inference", ctx, n.kind());
+  InferContext ic(n);
+  MG_RETURN_IF_ERROR(s->infer(ic).withContext(ctx));
+  for (Value* v : n.outputs()) {
+    if (v->dtype() == DType::kUndefined)
+      return internalStatus("{}shape inference left result '{}' untyped", ctx, v->name());
+    auto numel = checkedNumel(v->dims());
+    if (!numel.ok()) return numel.status().withContext(ctx + "result '" + v->name() + "': ");
+  }
+  return Status::success();
+}
+
+Expected<Dims> broadcastDims(const Dims& a, const Dims& b) {
+  size_t r = std::max(a.size(), b.size());
+  Dims out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else
+      return badInput("shapes {} and {} do not broadcast (dimension {}: {} vs {})", dimsStr(a),
+                      dimsStr(b), i, da, db);
+  }
+  return out;
+}
+
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return badInput("axis {} is out of range for rank {}", axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace magneto

@@ -1,0 +1,93 @@
+#include "magneto/ir/verifier.h"
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "magneto/ir/op_schema.h"
+#include "magneto/ir/text.h"
+
+namespace magneto {
+
+Status inferShapes(Graph& g) {
+  for (Node* n : g.nodes()) MG_RETURN_IF_ERROR(inferNode(*n));
+  return Status::success();
+}
+
+namespace {
+
+// Transitive producers of `n` within the graph (for the group independence check).
+void ancestors(const Node* n, std::unordered_set<const Node*>& seen) {
+  for (const Value* v : n->inputs()) {
+    if (!v || !v->producer() || seen.count(v->producer())) continue;
+    seen.insert(v->producer());
+    ancestors(v->producer(), seen);
+  }
+}
+
+}  // namespace
+
+Status verifyGraph(const Graph& g) {
+  std::unordered_set<const Value*> defined;
+  std::set<std::string> names;
+  for (const Value* v : g.values()) {
+    if (!names.insert(v->name()).second) return badInput("value name '{}' is used twice", v->name());
+    if (!v->producer()) defined.insert(v);
+    if (v->isConstant() && v->constant().type() != v->type())
+      return badInput("constant '{}' has type {} but holds {}", v->name(), v->type().str(),
+                      v->constant().type().str());
+  }
+  std::unordered_map<int, int> groupRuns;  // group -> number of contiguous runs
+  int prevGroup = -1;
+  std::map<int, std::vector<const Node*>> members;
+  for (const Node* n : g.nodes()) {
+    for (size_t i = 0; i < n->numInputs(); ++i) {
+      const Value* v = n->input(i);
+      if (!v) continue;
+      if (!defined.count(v))
+        return badInput("{} uses '{}' before it is defined", n->describe(), v->name());
+      bool found = false;
+      for (const Use& u : v->uses()) found |= u.node == n && u.operand == static_cast<int>(i);
+      if (!found) return internalStatus("{}: use list of '{}' is stale", n->describe(), v->name());
+    }
+    // Results must be what shape inference says.
+    for (const Value* v : n->outputs()) {
+      if (v->producer() != n) return internalStatus("{}: result '{}' has a wrong producer", n->describe(), v->name());
+      defined.insert(v);
+    }
+    if (n->group() != prevGroup && n->group() >= 0) {
+      if (++groupRuns[n->group()] > 1)
+        return badInput("members of parallel group #{} are not contiguous", n->group());
+      if (!g.groups().count(n->group()))
+        return badInput("{} is in undeclared parallel group #{}", n->describe(), n->group());
+    }
+    if (n->group() >= 0) members[n->group()].push_back(n);
+    prevGroup = n->group();
+  }
+  for (const Value* v : g.outputs())
+    if (!defined.count(v)) return badInput("graph output '{}' is not defined", v->name());
+  for (const auto& [id, nodes] : members) {
+    std::unordered_set<const Node*> set(nodes.begin(), nodes.end());
+    for (const Node* n : nodes) {
+      std::unordered_set<const Node*> anc;
+      ancestors(n, anc);
+      for (const Node* a : anc)
+        if (set.count(a))
+          return badInput("parallel group #{}: {} depends on {}", id, n->describe(), a->describe());
+    }
+  }
+  // Re-infer every node on a copy and compare result types.
+  auto copy = g.clone();
+  std::vector<Node*> orig = g.nodes(), cn = copy->nodes();
+  for (size_t k = 0; k < cn.size(); ++k) {
+    MG_RETURN_IF_ERROR(inferNode(*cn[k]));
+    for (size_t i = 0; i < cn[k]->numOutputs(); ++i)
+      if (cn[k]->output(i)->type() != orig[k]->output(i)->type())
+        return badInput("{}: result '{}' is typed {} but shape inference gives {}",
+                        orig[k]->describe(), orig[k]->output(i)->name(),
+                        orig[k]->output(i)->type().str(), cn[k]->output(i)->type().str());
+  }
+  return Status::success();
+}
+
+}  // namespace magneto

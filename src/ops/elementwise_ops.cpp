@@ -1,0 +1,4 @@
+#include "families.h"
+namespace magneto {
+void registerElementwiseOps(OpRegistry& r) {}
+}  // namespace magneto

@@ -1,0 +1,14 @@
+// One registration function per op family; each lives in its own file in src/ops/.
+#pragma once
+
+#include "magneto/ir/op_schema.h"
+
+namespace magneto {
+
+void registerElementwiseOps(OpRegistry& r);  // unary/binary math, activations, logic, Cast, Where
+void registerReductionOps(OpRegistry& r);    // Reduce*, Softmax, ArgMax, CumSum, TopK, ...
+void registerTensorOps(OpRegistry& r);       // Concat, Split, Slice, Reshape, Gather, Resize, ...
+void registerNNOps(OpRegistry& r);           // Conv, ConvTranspose, Gemm, MatMul, pools, norms
+void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
+
+}  // namespace magneto

@@ -1,0 +1,4 @@
+#include "families.h"
+namespace magneto {
+void registerNNOps(OpRegistry& r) {}
+}  // namespace magneto

@@ -1,0 +1,4 @@
+#include "families.h"
+namespace magneto {
+void registerRecurrentOps(OpRegistry& r) {}
+}  // namespace magneto

@@ -1,0 +1,13 @@
+#include "families.h"
+
+namespace magneto {
+
+void registerAllOps(OpRegistry& r) {
+  registerElementwiseOps(r);
+  registerReductionOps(r);
+  registerTensorOps(r);
+  registerNNOps(r);
+  registerRecurrentOps(r);
+}
+
+}  // namespace magneto
