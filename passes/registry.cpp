@@ -10,7 +10,10 @@ const std::vector<PassInfo>& allPasses() {
       auto p = f();
       v.push_back({p->name(), p->summary(), std::move(f)});
     };
+    add(makeCanonicalizePass);
     add(makeFoldPass);
+    add(makeFoldBatchNormPass);
+    add(makeFuseEpiloguePass);
     add(makeDcePass);
     return v;
   }();
@@ -18,7 +21,8 @@ const std::vector<PassInfo>& allPasses() {
 }
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
-  std::string p = "fold,dce";
+  // Canonical cleanup first so that folding and fusion see the plain graph.
+  std::string p = "canonicalize,fold,fold-batchnorm,fuse-epilogue,dce";
   (void)target;
   (void)parallelOpt;
   return p;

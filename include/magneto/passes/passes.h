@@ -12,7 +12,14 @@ Expected<bool> foldConstants(Graph& g);
 // Folds one node if it can; erases it when none of its results is still used.
 Expected<bool> foldNode(Graph& g, Node* n);
 
+Expected<bool> canonicalize(Graph& g);
+Expected<bool> foldBatchNorm(Graph& g);
+Expected<bool> fuseEpilogues(Graph& g);
+
 std::unique_ptr<Pass> makeDcePass();
+std::unique_ptr<Pass> makeCanonicalizePass();
+std::unique_ptr<Pass> makeFoldBatchNormPass();
+std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFoldPass();
 
 }  // namespace magneto

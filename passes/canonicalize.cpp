@@ -1,0 +1,52 @@
+// canonicalize: removes ops that compute nothing at inference time — Identity, and Dropout (whose
+// output equals its input when not training) — by forwarding their operand to their users.
+//
+// Legal because both ops return their operand unchanged at inference. Kept when forwarding would
+// make a graph output alias a graph input or constant, or the same value appear twice among the
+// graph outputs (the generated library hands each output its own buffer), and Dropout is kept when
+// its mask result is used.
+//
+//   %a = Conv(%x, %w)                 %a = Conv(%x, %w)
+//   %b = Identity(%a)          ->     %c = Relu(%a)
+//   %c = Relu(%b)
+//
+// Golden test: tests/ir/canonicalize.mlir
+#include <algorithm>
+
+#include "magneto/passes/pass.h"
+#include "magneto/passes/passes.h"
+
+namespace magneto {
+
+Expected<bool> canonicalize(Graph& g) {
+  bool changed = false;
+  for (Node* n : g.nodes()) {
+    if (n->kind() != "Identity" && n->kind() != "Dropout") continue;
+    if (n->kind() == "Dropout" && n->numOutputs() > 1 &&
+        (n->output(1)->hasUses() || n->output(1)->isGraphOutput()))
+      continue;
+    Value* in = n->input(0);
+    Value* out = n->output(0);
+    if (out->isGraphOutput()) {
+      bool producedByNode = in->producer() != nullptr;
+      if (!producedByNode || in->isGraphOutput()) continue;
+    }
+    g.replaceAllUsesWith(out, in);
+    g.eraseNode(n);
+    changed = true;
+  }
+  return changed;
+}
+
+namespace {
+class CanonicalizePass : public Pass {
+ public:
+  const char* name() const override { return "canonicalize"; }
+  const char* summary() const override { return "remove Identity and inference-time Dropout"; }
+  Expected<bool> run(Graph& g, PassContext&) override { return canonicalize(g); }
+};
+}  // namespace
+
+std::unique_ptr<Pass> makeCanonicalizePass() { return std::make_unique<CanonicalizePass>(); }
+
+}  // namespace magneto

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test of Magneto: the README's test command, and what CI (.ci/run) calls.
+#   1. set-up (idempotent), 2. build, 3. unit + golden IR + CLI tests (ctest),
+#   4. the ONNX backend node tests through the CPU target, 5. the model zoo through `magnetoc check`.
+# Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo]   (default: all)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+stages="${*:-build unit backend zoo}"
+jobs="${MAGNETO_TEST_JOBS:-2}"
+export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
+has() { [[ " $stages " == *" $1 "* ]]; }
+step() { printf '\n==== %s ====\n' "$*"; }
+start=$(date +%s)
+
+step "set-up"
+bash scripts/setup.sh
+
+if has build || has unit || has backend || has zoo; then
+  step "build"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j "$jobs"
+fi
+
+if has unit; then
+  step "unit, golden IR and CLI tests (ctest)"
+  (cd build && ctest -j "$jobs" --output-on-failure)
+fi
+
+if has backend; then
+  step "ONNX backend node tests through the CPU target"
+  bash tests/e2e/run_backend_tests.sh --magnetoc build/bin/magnetoc --jobs "$jobs" \
+    --out build/backend_results.tsv
+fi
+
+if has zoo; then
+  step "model zoo: export with PyTorch, check through the CPU target"
+  bash tests/e2e/run_zoo.sh
+fi
+
+echo "all stages passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,23 @@
+// RUN: magneto-opt %s --passes=fold,dce --check-equivalence | FileCheck %s
+
+// Shape -> Gather -> Unsqueeze -> Concat -> Reshape: the shape arithmetic folds to a constant
+// and only the Reshape (and the Relu) remain.
+// CHECK-LABEL: graph @fold
+// CHECK: const %{{.*}} : i64[2] = dense<[2, 12]>
+// CHECK-NOT: Shape
+// CHECK-NOT: Gather
+// CHECK-NOT: Concat
+// CHECK: Reshape(%r,
+graph @fold {
+  input %x : f32[2,3,4]
+  const %i0 : i64[] = dense<[0]>
+  const %m1 : i64[1] = dense<[-1]>
+  const %ax : i64[1] = dense<[0]>
+  %r = Relu(%x)
+  %s = Shape(%r)
+  %n = Gather(%s, %i0) {axis = 0}
+  %nu = Unsqueeze(%n, %ax)
+  %shape = Concat(%nu, %m1) {axis = 0}
+  %y = Reshape(%r, %shape)
+  output %y
+}
