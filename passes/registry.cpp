@@ -14,6 +14,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFoldPass);
     add(makeFoldBatchNormPass);
     add(makeFuseEpiloguePass);
+    add(makeFuseElementwisePass);
     add(makeDcePass);
     return v;
   }();
@@ -22,7 +23,7 @@ const std::vector<PassInfo>& allPasses() {
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = "canonicalize,fold,fold-batchnorm,fuse-epilogue,dce";
+  std::string p = "canonicalize,fold,fold-batchnorm,fuse-epilogue,fuse-elementwise,dce";
   (void)target;
   (void)parallelOpt;
   return p;

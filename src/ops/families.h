@@ -10,5 +10,6 @@ void registerReductionOps(OpRegistry& r);    // Reduce*, Softmax, ArgMax, CumSum
 void registerTensorOps(OpRegistry& r);       // Concat, Split, Slice, Reshape, Gather, Resize, ...
 void registerNNOps(OpRegistry& r);           // Conv, ConvTranspose, Gemm, MatMul, pools, norms
 void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
+void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)
 
 }  // namespace magneto

@@ -8,6 +8,7 @@ void registerAllOps(OpRegistry& r) {
   registerTensorOps(r);
   registerNNOps(r);
   registerRecurrentOps(r);
+  registerInternalOps(r);
 }
 
 }  // namespace magneto

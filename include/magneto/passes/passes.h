@@ -15,11 +15,13 @@ Expected<bool> foldNode(Graph& g, Node* n);
 Expected<bool> canonicalize(Graph& g);
 Expected<bool> foldBatchNorm(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
+Expected<bool> fuseElementwise(Graph& g);
 
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
+std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPass();
 
 }  // namespace magneto
