@@ -16,6 +16,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
     add(makeDcePass);
+    add(makePrintParallelGroupsPass);
     return v;
   }();
   return kPasses;

@@ -22,6 +22,7 @@ std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
+std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 
 }  // namespace magneto
