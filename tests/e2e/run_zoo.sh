@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The model-zoo regression: exports the zoo with Debian's PyTorch (seeded random weights, BatchNorm
+# statistics settled, PyTorch's outputs saved as test_data_set_0), then checks every model
+# through the CPU target against PyTorch's outputs and against onnxruntime-node's outputs on the
+# same input (an independent second reference). Closing line: "N passed, M failed".
+#   tests/e2e/run_zoo.sh [--models a,b,c] [--out DIR] [--magnetoc PATH]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+models="inception_v3,squeezenet1_1,resnext50_32x4d"
+out="$root/build/zoo"
+magnetoc="$root/build/bin/magnetoc"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) models="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --magnetoc) magnetoc="$2"; shift 2 ;;
+    *) echo "run_zoo.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
+
+echo "exporting $models to $out"
+/usr/bin/python3 "$root/models/export.py" --out "$out" --models "$models"
+
+passed=0; failed=0; failures=()
+IFS=',' read -ra names <<< "$models"
+for m in "${names[@]}"; do
+  dir="$out/$m"
+  # onnxruntime-node's outputs on the same input, as a second test data set.
+  ort_dir="$dir/test_data_set_ort"
+  if [ ! -f "$ort_dir/output_0.pb" ]; then
+    rm -rf "$ort_dir"; mkdir -p "$ort_dir"
+    cp "$dir"/test_data_set_0/input_*.pb "$ort_dir/"
+    node "$root/tools/ort/run_ort.js" "$dir/model.onnx" --inputs "$ort_dir"/input_*.pb \
+      --outputs-dir "$ort_dir" --threads 2 >/dev/null
+  fi
+  for variant in "" "--no-parallel-opt"; do
+    label="$m${variant:+ $variant}"
+    if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" \
+         --work-dir "$root/build/zoo-work/$m${variant:+-noparallel}" --rtol 1e-3 --atol 1e-4 -q $variant; then
+      echo "PASS $label"; passed=$((passed + 1))
+    else
+      echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")
+    fi
+  done
+done
+[ "$failed" -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
