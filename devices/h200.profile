@@ -1,0 +1,24 @@
+# NVIDIA H200 SXM (141 GB HBM3e), Hopper GH100, compute capability 9.0.
+# Sources: NVIDIA H200 Tensor Core GPU datasheet (2024); NVIDIA H100 Tensor Core GPU Architecture
+# whitepaper (same GH100 die, 132 SMs on SXM); CUDA C++ Programming Guide, "Compute Capabilities",
+# table of technical specifications for 9.0; NVIDIA Hopper Tuning Guide (228 KB shared memory per SM).
+name = h200
+kind = gpu
+vendor = nvidia
+arch = sm_90
+description = NVIDIA H200 SXM 141GB
+sm_count = 132
+clock_ghz = 1.98                 # max boost
+fp32_tflops = 67                 # datasheet FP32 (non-tensor)
+fp16_tflops = 989                # datasheet FP16/BF16 tensor core, dense (1979 is with sparsity)
+mem_bandwidth_gbs = 4800         # HBM3e, 4.8 TB/s
+l2_mb = 50
+regs_per_sm = 65536              # 64K 32-bit registers
+max_regs_per_thread = 255
+smem_per_sm_kb = 228
+max_smem_per_block_kb = 227
+max_threads_per_sm = 2048
+max_blocks_per_sm = 32
+warp_size = 32
+launch_overhead_us = 4.0         # cudaLaunchKernel to kernel start, typical measured figure
+graph_launch_overhead_us = 1.0   # per kernel node inside a captured CUDA graph

@@ -1,0 +1,135 @@
+// The cost model behind ParallelCoOptimize (DESIGN.md, "Parallel structures: the heart"): how long
+// one op takes as a kernel, how long a set of sibling ops takes as ONE joint kernel, and which tile
+// configuration of each member makes the joint kernel fastest (co-tuning).
+//
+// Three layers, each usable alone (formulas in docs/COST_MODEL.md):
+//
+//   opWork         FLOPs and bytes of a node, and its GEMM view (Conv as implicit GEMM:
+//                  M = N*OH*OW, N = out channels per group, K = C/group*KH*KW, batch = groups).
+//   estimateKernel one launch of a tile program on a device profile: blocks = tiles, occupancy
+//                  from registers / shared memory / threads / block limit, waves over the SMs,
+//                  per-block time = max(compute, memory) under a tile-efficiency factor.
+//   estimateJoint  one launch running every member's blocks: resources are the MAX over members
+//                  (one occupancy for all), latency = launch + block-time over the slots with a
+//                  wave-quantization tail, at least the longest block.
+//   coTune         every member's tile chosen together for the joint latency, compared with the
+//                  joint latency of per-member best tiles ("independently tuned").
+//
+// On a CPU profile (kind = cpu) tiles are ignored: an op is a parallel region costing
+// max(compute, memory) + region overhead, and a joint region pays the overhead once.
+//
+// Everything is a pure function of (nodes, profile, tiles): deterministic, no global state. It is
+// a model; `magnetoc tune` on a real GPU measures and its records win.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "magneto/ir/graph.h"
+#include "magneto/target/device_profile.h"
+
+namespace magneto {
+
+// The GEMM a GEMM-like op is tiled as: `batch` independent M x N x K products (groups of a
+// grouped conv, batch dims of a MatMul, one per time step and direction of an RNN).
+struct GemmShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+// What a node costs, independent of any device.
+struct OpWork {
+  enum class Class {
+    kGemm,    // tiled GEMM program (Conv, ConvTranspose, Gemm, MatMul, LSTM/GRU/RNN steps)
+    kMemory,  // streaming over elements (elementwise, pools, reductions, norms, copies)
+    kView,    // no kernel at all (Reshape, Flatten, Squeeze, Identity, ...)
+  };
+  Class cls = Class::kMemory;
+  double flops = 0;            // useful floating-point operations (a multiply-add is 2)
+  double bytes = 0;            // operands + results + weights read/written once
+  double weightBytes = 0;      // the part of `bytes` that is constant operands
+  int64_t elements = 0;        // parallel work items of a memory kernel (max of input/output numel)
+  GemmShape gemm;              // kGemm only: one step's GEMM
+  int64_t serialSteps = 1;     // RNNs: dependent steps (seq_len); each step is one GEMM of `gemm`
+  bool halfPrecision = false;  // f16/bf16 operands: tensor/matrix-core peak applies
+  std::string note;            // how it was counted ("implicit GEMM 1x64x3136x576", "fallback")
+};
+
+OpWork opWork(const Node& n);
+
+// A kernel's tile program and the resources one block of it needs. GEMM tiles have tileM/N/K;
+// memory tiles have itemsPerThread (elements per block = threads * itemsPerThread).
+struct TileConfig {
+  int tileM = 0, tileN = 0, tileK = 0;
+  int itemsPerThread = 0;
+  int warps = 0;  // of the device's warp size (32 NVIDIA, 64 AMD)
+  int regsPerThread = 0;
+  int smemBytes = 0;
+
+  bool isGemm() const { return tileM > 0; }
+  // "128x64x32 w8 r80 s48K" or "items4 w8 r40 s0K".
+  std::string str() const;
+  bool operator==(const TileConfig& o) const;
+  bool operator!=(const TileConfig& o) const { return !(*this == o); }
+};
+
+// The candidate tiles for a node on a device, in a fixed order, only those whose resources fit
+// the device (registers per thread, shared memory per block, threads per SM). Empty on a CPU and
+// for views.
+std::vector<TileConfig> tileCandidates(const Node& n, const DeviceProfile& p);
+
+struct KernelEstimate {
+  bool valid = false;
+  std::string reason;  // why invalid
+  TileConfig tile;
+  int64_t blocks = 0;
+  int occupancy = 0;  // blocks per SM the resources allow
+  int resident = 0;   // blocks per SM actually co-resident: min(occupancy, ceil(blocks/SMs))
+  int64_t waves = 0;
+  double blockUs = 0;  // time one block holds its slot (SM shared by `resident` blocks)
+  double launchUs = 0;
+  double latencyUs = 0;  // launch + waves * blockUs (GPU); overhead + max(compute, memory) (CPU)
+  double flops = 0;      // executed, including tile padding
+  double bytes = 0;
+  bool computeBound = false;
+  std::string str() const;
+};
+
+KernelEstimate estimateKernel(const Node& n, const DeviceProfile& p, const TileConfig& tile);
+// The fastest candidate (first one on ties). On a CPU: the CPU model.
+KernelEstimate bestKernel(const Node& n, const DeviceProfile& p);
+
+struct JointEstimate {
+  bool valid = false;
+  std::string reason;
+  std::vector<TileConfig> tiles;  // per member
+  std::vector<int64_t> blocks;    // per member
+  std::vector<double> blockUs;    // per member
+  int64_t totalBlocks = 0;
+  int threadsPerBlock = 0, regsPerThread = 0, smemBytes = 0;  // max over members
+  int occupancy = 0, resident = 0;
+  double launchUs = 0;
+  double latencyUs = 0;
+  // Filled by coTune: the joint latency when each member keeps its best-alone tile.
+  std::vector<TileConfig> independentTiles;
+  double independentLatencyUs = 0;
+  int64_t combinations = 0;  // tile combinations evaluated
+  bool exhaustive = false;   // else coordinate descent
+  std::string str() const;
+};
+
+// One launch over all members, each with the given tile (tiles.size() == members.size()).
+JointEstimate estimateJoint(const std::vector<const Node*>& members, const DeviceProfile& p,
+                            const std::vector<TileConfig>& tiles);
+// Chooses every member's tile together: exhaustive when the candidate product is at most
+// kMaxExhaustiveCombinations, else coordinate descent from the per-member best tiles.
+JointEstimate coTune(const std::vector<const Node*>& members, const DeviceProfile& p);
+constexpr int64_t kMaxExhaustiveCombinations = 4096;
+
+// No fusion: one launch per member, each with its best tile, one after another.
+double sequentialLatency(const std::vector<const Node*>& members, const DeviceProfile& p);
+// Each member's best kernel on its own stream: the bodies overlap (max when all blocks fit in one
+// wave of the device, else the sum of their device-time shares); launches partially overlap.
+double streamsLatency(const std::vector<const Node*>& members, const DeviceProfile& p);
+
+}  // namespace magneto
