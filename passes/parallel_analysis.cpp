@@ -25,7 +25,7 @@ bool isGroupableOp(const Node& n) {
   return s && s->has(kElementwise) && n.output(0)->type().numel() >= 1024;
 }
 
-Reachability::Reachability(const Graph& g) : order_(g.nodes().begin(), g.nodes().end()) {
+Reachability::Reachability(const Graph& g) {
   std::vector<Node*> nodes = g.nodes();
   order_.assign(nodes.begin(), nodes.end());
   size_t words = (order_.size() + 63) / 64;

@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
     }
   }
   std::map<std::string, Tensor> inputs, before;
+  std::vector<std::string> outputOrder;  // graph outputs by position, before the passes
   if (equivSeed >= 0) {
     uint64_t seed = static_cast<uint64_t>(equivSeed);
     for (Value* in : g->inputs()) inputs[in->name()] = randomTensor(in->type(), seed++);
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     before = std::move(r).value();
+    for (Value* o : g->outputs()) outputOrder.push_back(o->name());
   }
   auto pipeline = parsePipeline(passes);
   if (!pipeline.ok()) {
@@ -121,14 +123,17 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<Value*> outs = g->outputs();
-    size_t k = 0;
-    for (auto& [name, t] : before) {
-      (void)name;
+    if (outs.size() != outputOrder.size()) {
+      std::fprintf(stderr, "magneto-opt: the passes changed the number of graph outputs\n");
+      return 1;
+    }
+    for (size_t k = 0; k < outs.size(); ++k) {
       // Outputs keep their position; names may change when a pass replaces an output value.
-      const Tensor& a = after.value().at(outs[k++]->name());
+      const Tensor& a = after.value().at(outs[k]->name());
       std::string why;
-      if (!compare(a, t, why)) {
-        std::fprintf(stderr, "magneto-opt: output %zu differs after the passes: %s\n", k - 1, why.c_str());
+      if (!compare(a, before.at(outputOrder[k]), why)) {
+        std::fprintf(stderr, "magneto-opt: output %zu ('%s') differs after the passes: %s\n", k,
+                     outputOrder[k].c_str(), why.c_str());
         return 1;
       }
     }

@@ -2,7 +2,7 @@
 
 // Case 1: BatchNorm-as-Mul+Add then LeakyRelu: one fused op, broadcast constants as inputs.
 // CHECK-LABEL: graph @ew
-// CHECK: MgElementwise(%x, %s, %t) {program = ["Mul i0 i1", "Add t0 i2", "LeakyRelu t1 alpha=0.100000001"]}
+// CHECK: MgElementwise(%x, %s, %t) {program = ["Mul i0 i1", "Add t0 i2", "LeakyRelu t1 alpha=0.1"]}
 // Case 2: x * Sigmoid(x) (Swish) fuses with the shared value read twice as one input; the Exp
 // producing it has two users, so it stays outside the chain.
 // CHECK: %u : f32[1,3,4,4] = Exp(%x)

@@ -4,12 +4,12 @@
 // shortcut's producer so that the residual exists when it runs.
 // CHECK-LABEL: graph @epi
 // CHECK: %sc : f32[1,4,6,6] = Sigmoid(%x)
-// CHECK: Conv(%x, %w, %conv_bias, %sc) {mg_act = "Relu"}
+// CHECK: Conv(%x, %w, %conv_bias, %sc) {mg_act = "Relu", pads = [1, 1, 1, 1]}
 // CHECK-NOT: Add
 // Case 2: a Clip with constant bounds becomes the Gemm's epilogue with its bounds.
 // CHECK: Gemm(%f, %gw) {mg_act = "Clip", mg_alpha = -1.0, mg_beta = 1.0
 // Case 3 (negative): the Conv result has a second user, so its Relu must stay separate.
-// CHECK: Conv(%x, %w) loc("shared")
+// CHECK: Conv(%x, %w) {pads = [1, 1, 1, 1]} loc("shared")
 // CHECK: Relu(%s2)
 graph @epi {
   input %x : f32[1,4,6,6]
