@@ -9,8 +9,13 @@ pkgs=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libfmt-dev libgtest-dev llvm-14-tools
   python3-onnx python3-numpy python3-torch python3-torchvision python3-protobuf
-  graphviz nodejs npm
+  graphviz
 )
+# Node.js and npm: any install that provides both commands will do (NodeSource's nodejs package
+# bundles npm and conflicts with Debian's npm package, so test for the commands, not the packages).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  pkgs+=(nodejs npm)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,7 +29,9 @@ fi
 
 # onnxruntime-node: our independent CPU reference and rival. Its post-install tries to download
 # CUDA binaries, which fails on machines without internet access, hence the skip.
-if [ ! -d "$here/tools/ort/node_modules/onnxruntime-node" ]; then
+# The npm package ships prebuilt CPU binaries for linux x64 in bin/napi-v6/linux/x64/; the skip
+# only skips the CUDA download. Reinstall when the package does not load (missing or broken).
+if ! (cd "$here/tools/ort" && node -e "require('onnxruntime-node')" >/dev/null 2>&1); then
   echo "setup: installing onnxruntime-node (npm)"
   (cd "$here/tools/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent >/dev/null)
 fi

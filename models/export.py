@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Exports Magneto's model zoo to ONNX, with test data computed by PyTorch.
+
+    /usr/bin/python3 models/export.py --out models/zoo [--models a,b,c] [--small] [--force]
+
+For each model: torchvision definition with seeded random weights (no download: weights=None),
+BatchNorm running statistics settled on random data (train mode, momentum=None so they are the
+cumulative average over the batches, under no_grad), then eval mode, ONNX export (opset 13,
+constant folding) to OUT/NAME/model.onnx and one test data set OUT/NAME/test_data_set_0/
+{input_0.pb, output_0.pb} holding a seeded random input and PyTorch's output for it, plus
+OUT/NAME/meta.json (shapes, versions, timings, output statistics).
+
+--small exports the same architectures at small spatial sizes (for fast CI) into OUT/NAME_small/.
+A model whose model.onnx and test data already exist is skipped unless --force is given.
+
+Run with Debian's interpreter (/usr/bin/python3: torch, torchvision, onnx, numpy). Works with
+torch 1.13 and 2.x (TorchScript-based exporter; dynamo=False where the argument exists).
+Exits non-zero when an export fails or an output is dead (all values equal) or exploding
+(non-finite, or standard deviation <= 1e-3).
+"""
+import argparse
+import hashlib
+import inspect
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+import torch
+import torchvision
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import parallel_blocks  # noqa: E402  (our own small models with parallel structure)
+
+
+def _tv(name, **kw):
+    fn = getattr(torchvision.models, name)
+    return lambda: fn(weights=None, **kw)
+
+
+# name -> (constructor, full input shape, small input shape, what it is)
+MODELS = {
+    "inception_v3": (
+        _tv("inception_v3", aux_logits=False, init_weights=True),
+        (1, 3, 299, 299), (1, 3, 75, 75),
+        "Inception v3 (torchvision): Inception-A/B/C blocks, 1x1 heads sharing an input, "
+        "parallel 3x3/5x5/pool branches joined by Concat"),
+    "squeezenet1_1": (
+        _tv("squeezenet1_1"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "SqueezeNet 1.1 (torchvision): Fire modules, squeeze 1x1 then parallel expand 1x1 and "
+        "3x3 convs on the same input joined by Concat"),
+    "resnext50_32x4d": (
+        _tv("resnext50_32x4d"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "ResNeXt-50 32x4d (torchvision): bottlenecks with 32-group 3x3 convs, residual forks "
+        "with a projection shortcut beside the main path, joined by Add"),
+}
+for _name, (_ctor, _full, _small, _doc) in parallel_blocks.MODELS.items():
+    MODELS[_name] = (_ctor, _full, _small, _doc)
+
+DEFAULT_MODELS = ["inception_v3", "squeezenet1_1", "resnext50_32x4d"]
+
+
+def _scripts_digest():
+    h = hashlib.sha1()
+    for f in ("export.py", "parallel_blocks.py"):
+        with open(os.path.join(HERE, f), "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()[:12]
+
+
+def settle_batchnorm(model, shape, batches, batch_size, gen):
+    """Cumulative-average BN statistics over `batches` random batches, then eval mode."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if bns:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None
+        model.train()
+        with torch.no_grad():
+            for _ in range(batches):
+                model(torch.randn((batch_size,) + tuple(shape[1:]), generator=gen))
+    model.eval()
+    return len(bns)
+
+
+def onnx_export(model, x, path, opset):
+    kw = dict(export_params=True, opset_version=opset, do_constant_folding=True,
+              input_names=["input"], output_names=["output"])
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw["dynamo"] = False  # torch >= 2.5: keep the TorchScript exporter (static, opset 13)
+    # Not under torch.no_grad(): some layers (attention) only export outside it.
+    torch.onnx.export(model, (x,), path, **kw)
+
+
+def save_tensor(arr, name, path):
+    t = numpy_helper.from_array(np.ascontiguousarray(arr), name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def export_one(name, out_dir, small, args):
+    ctor, full, small_shape, doc = MODELS[name]
+    shape = small_shape if small else full
+    folder = os.path.join(out_dir, name + ("_small" if small else ""))
+    model_path = os.path.join(folder, "model.onnx")
+    data_dir = os.path.join(folder, "test_data_set_0")
+    config = {"shape": list(shape), "opset": args.opset, "seed": args.seed,
+              "bn_batches": args.bn_batches, "bn_batch_size": args.bn_batch_size,
+              "torch": torch.__version__, "torchvision": torchvision.__version__,
+              "scripts": _scripts_digest()}
+    meta_path = os.path.join(folder, "meta.json")
+    if (not args.force and os.path.exists(model_path)
+            and os.path.exists(os.path.join(data_dir, "output_0.pb")) and os.path.exists(meta_path)):
+        try:
+            with open(meta_path) as f:
+                old = json.load(f)
+        except ValueError:
+            old = {}
+        if old.get("config") == config and old.get("output_ok"):
+            print(f"[{name}] up to date: {folder}")
+            return True
+    os.makedirs(data_dir, exist_ok=True)
+    t0 = time.time()
+    torch.manual_seed(args.seed)
+    model = ctor()
+    gen = torch.Generator().manual_seed(args.seed + 1)
+    n_bn = settle_batchnorm(model, shape, args.bn_batches, args.bn_batch_size, gen)
+    t_settle = time.time() - t0
+
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(args.seed + 2))
+    with torch.no_grad():
+        y = model(x)
+    if isinstance(y, (tuple, list)):
+        y = y[0]
+    y_np = y.detach().numpy()
+
+    t1 = time.time()
+    tmp = model_path + ".tmp"
+    onnx_export(model, x, tmp, args.opset)
+    m = onnx.load(tmp)
+    onnx.checker.check_model(m)
+    in_name = m.graph.input[0].name
+    out_name = m.graph.output[0].name
+    os.replace(tmp, model_path)
+    t_export = time.time() - t1
+
+    save_tensor(x.numpy(), in_name, os.path.join(data_dir, "input_0.pb"))
+    save_tensor(y_np, out_name, os.path.join(data_dir, "output_0.pb"))
+
+    finite = bool(np.isfinite(y_np).all())
+    std = float(y_np.std()) if finite else float("nan")
+    dead = bool(np.all(y_np == y_np.flat[0]))
+    ok = finite and not dead and std > 1e-3
+    ops = {}
+    for node in m.graph.node:
+        ops[node.op_type] = ops.get(node.op_type, 0) + 1
+    meta = {
+        "name": name, "small": small, "description": doc,
+        "input": {"name": in_name, "shape": list(shape), "dtype": "float32"},
+        "output": {"name": out_name, "shape": list(y_np.shape), "dtype": str(y_np.dtype),
+                   "mean": float(y_np.mean()), "std": std, "min": float(y_np.min()),
+                   "max": float(y_np.max())},
+        "opset": args.opset, "seed": args.seed, "batchnorm_layers": n_bn,
+        "bn_settle": {"batches": args.bn_batches, "batch_size": args.bn_batch_size},
+        "nodes": len(m.graph.node), "ops": dict(sorted(ops.items())),
+        "params": int(sum(p.numel() for p in model.parameters())),
+        "torch": torch.__version__, "torchvision": torchvision.__version__,
+        "onnx": onnx.__version__,
+        "seconds": {"construct_and_settle": round(t_settle, 2), "export": round(t_export, 2)},
+        "output_ok": ok,
+        "config": config,  # what an up-to-date check compares
+        # Float32 reorderings (ORT, Magneto) differ from PyTorch by ~1e-4 of the output's scale.
+        "tolerance": {"rtol": 1e-3, "atol": max(1e-5, round(1e-3 * std, 6)) if ok else 1e-5},
+    }
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    status = "ok" if ok else "BAD OUTPUT"
+    print(f"[{name}] {status}: {model_path} input={list(shape)} output={list(y_np.shape)} "
+          f"nodes={len(m.graph.node)} std={std:.4g} dead={dead} finite={finite} "
+          f"settle={t_settle:.1f}s export={t_export:.1f}s")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(HERE, "zoo"), help="output folder (default models/zoo)")
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="comma-separated; 'all' for every model. Known: " + ", ".join(MODELS))
+    ap.add_argument("--small", action="store_true", help="small spatial sizes, folders NAME_small")
+    ap.add_argument("--force", action="store_true", help="re-export even when up to date")
+    ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--bn-batches", type=int, default=10)
+    ap.add_argument("--bn-batch-size", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    ap.add_argument("--list", action="store_true", help="list the models and exit")
+    args = ap.parse_args()
+    if args.list:
+        for n, (_, full, small, doc) in MODELS.items():
+            print(f"{n:18s} full={list(full)} small={list(small)}\n    {doc}")
+        return 0
+    torch.set_num_threads(args.threads)
+    names = list(MODELS) if args.models == "all" else [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    failed = []
+    for n in names:
+        try:
+            if not export_one(n, args.out, args.small, args):
+                failed.append(n)
+        except Exception as e:  # keep going: report every model
+            print(f"[{n}] FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+            failed.append(n)
+    if failed:
+        print(f"export failed for: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

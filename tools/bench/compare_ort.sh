@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Times Magneto's CPU target against onnxruntime-node (CPU EP) on the same models, same machine,
+# same run, at 1 and 2 threads.
+#
+#   tools/bench/compare_ort.sh [--runs R] [--threads "1 2"] [--magnetoc PATH] [--no-parallel-opt]
+#                              [--markdown] [MODEL ...]
+#
+# MODEL: a zoo folder (models/zoo/NAME, holding model.onnx and test_data_set_0/input_*.pb) or a
+# model.onnx inside one. Default: models/zoo/{inception_v3,squeezenet1_1,resnext50_32x4d} where
+# exported (models/export.py). For each model and thread count it runs
+#   magnetoc bench MODEL --threads T --runs R --work-dir TMP        (median_ms=X, last line)
+#   node tools/ort/run_ort.js MODEL --inputs ... --threads T --bench R
+# one after the other, and prints: model | threads | magneto ms | ort ms | ratio (ort/magneto;
+# above 1 means Magneto is faster). --no-parallel-opt adds a column: Magneto with the parallel
+# co-optimization off. Exit status 1 when any measurement failed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+runs=20
+threads="1 2"
+magnetoc="${MAGNETOC:-$root/build/bin/magnetoc}"
+ablation=""
+models=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --magnetoc) magnetoc="$2"; shift 2 ;;
+    --no-parallel-opt) ablation=1; shift ;;
+    --markdown) shift ;;  # the table is always Markdown; kept for compatibility
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -*) echo "compare_ort: unknown option $1" >&2; exit 2 ;;
+    *) models+=("$1"); shift ;;
+  esac
+done
+if [ ${#models[@]} -eq 0 ]; then
+  for m in inception_v3 squeezenet1_1 resnext50_32x4d; do
+    [ -f "$root/models/zoo/$m/model.onnx" ] && models+=("$root/models/zoo/$m")
+  done
+  if [ ${#models[@]} -eq 0 ]; then
+    echo "compare_ort: no model given and none exported (run /usr/bin/python3 models/export.py --out models/zoo)" >&2
+    exit 2
+  fi
+fi
+case "$magnetoc" in /*) ;; */*) magnetoc="$(pwd)/$magnetoc" ;; esac
+[ -x "$magnetoc" ] || { echo "compare_ort: magnetoc not found: $magnetoc (build it first)" >&2; exit 2; }
+(cd "$root/tools/ort" && node -e "require('onnxruntime-node')" >/dev/null 2>&1) ||
+  { echo "compare_ort: onnxruntime-node does not load (run scripts/setup.sh)" >&2; exit 2; }
+export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/magneto-bench.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+# median_ms from the last `median_ms=` line of a command's output, or "error".
+median_of() {
+  local log="$1"; shift
+  if "$@" >"$log" 2>&1; then
+    local v
+    v="$(grep -o 'median_ms=[0-9.eE+-]*' "$log" | tail -n1 | cut -d= -f2)"
+    [ -n "$v" ] && { echo "$v"; return; }
+  fi
+  echo "error"
+}
+
+status=0
+header="| model | threads | magneto ms | ort ms | ratio (ort/magneto) |"
+sep="|---|---|---|---|---|"
+if [ -n "$ablation" ]; then
+  header="| model | threads | magneto ms | magneto --no-parallel-opt ms | ort ms | ratio (ort/magneto) |"
+  sep="|---|---|---|---|---|---|"
+fi
+echo "$header"
+echo "$sep"
+for m in "${models[@]}"; do
+  if [ -f "$m" ]; then onnx="$m"; dir="$(dirname "$m")"; else dir="${m%/}"; onnx="$dir/model.onnx"; fi
+  name="$(basename "$dir")"
+  inputs=()
+  for f in "$dir"/test_data_set_0/input_*.pb; do [ -f "$f" ] && inputs+=("$f"); done
+  if [ ! -f "$onnx" ] || [ ${#inputs[@]} -eq 0 ]; then
+    echo "| $name | - | missing model.onnx or test_data_set_0/input_*.pb | | |"
+    status=1; continue
+  fi
+  for t in $threads; do
+    mg="$(median_of "$tmp/mg.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name")"
+    [ "$mg" = error ] && { status=1; echo "compare_ort: magnetoc bench failed on $name (threads $t): $(tail -n3 "$tmp/mg.log" | tr '\n' ' ')" >&2; }
+    if [ -n "$ablation" ]; then
+      mgn="$(median_of "$tmp/mgn.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name-np" --no-parallel-opt)"
+      [ "$mgn" = error ] && status=1
+    fi
+    ort="$(median_of "$tmp/ort.log" node "$root/tools/ort/run_ort.js" "$onnx" --inputs "${inputs[@]}" --threads "$t" --bench "$runs" --quiet)"
+    [ "$ort" = error ] && { status=1; echo "compare_ort: onnxruntime failed on $name (threads $t): $(tail -n3 "$tmp/ort.log" | tr '\n' ' ')" >&2; }
+    ratio="-"
+    if [ "$mg" != error ] && [ "$ort" != error ]; then
+      ratio="$(awk -v a="$ort" -v b="$mg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+    fi
+    if [ -n "$ablation" ]; then
+      echo "| $name | $t | $mg | $mgn | $ort | $ratio |"
+    else
+      echo "| $name | $t | $mg | $ort | $ratio |"
+    fi
+  done
+done
+echo
+echo "runs=$runs per measurement (median); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);" \
+     "onnxruntime-node $(cd "$root/tools/ort" && node -p "require('onnxruntime-node/package.json').version")"
+exit $status
