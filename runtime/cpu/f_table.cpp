@@ -1,9 +1,19 @@
 // The optimized kernel table: ops for which generated packages call an f_ kernel instead of the
-// reference one. Same contract as the reference kernels (mg_runtime.h).
+// reference one. Same contract as the reference kernels (mg_runtime.h); each fast kernel falls
+// back to the reference kernel for dtypes or attribute combinations it does not cover.
+#include "f_gemm.h"
 #include "mg_kernels.h"
 namespace mgrt {
 const KernelEntry* fastKernels() {
-  static const KernelEntry kTable[] = {{nullptr, nullptr}};
+  static const KernelEntry kTable[] = {
+      {"Conv", fConv},
+      {"Gemm", fGemm},
+      {"MatMul", fMatMul},
+      {"MaxPool", fMaxPool},
+      {"AveragePool", fAveragePool},
+      {"GlobalAveragePool", fGlobalAveragePool},
+      {nullptr, nullptr},
+  };
   return kTable;
 }
 }  // namespace mgrt

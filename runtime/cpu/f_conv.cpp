@@ -1,0 +1,335 @@
+// Fast 2-D convolution (float32, NCHW): Y = act(conv(X, W) + B + residual).
+//
+// Per image and group the convolution is the GEMM W_g[Mg, Cg*kh*kw] x cols[Cg*kh*kw, OH*OW]:
+//  - 1x1, stride 1, no padding: cols is X itself (a strided view), no copy beyond GEMM packing;
+//  - otherwise the GEMM's B packer builds the im2col panels straight from X (packConvB), so the
+//    only scratch is the GEMM's own KC x NC panel buffer (bounded, thread-local).
+// Bias, residual and activation are the GEMM epilogue. Depthwise convolutions (one input channel
+// per group) run direct kernels instead, threaded over planes: stride 1 from a zero-padded copy of
+// the plane with register accumulators over output width; strided ones as per-tap row passes.
+// A residual that shares the output buffer (in-place) is read from a copy.
+// 1-D / 3-D convolutions and other dtypes fall back to the reference kernel.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "f_gemm.h"
+#include "k_nn_shapes.h"
+#include "mg_threadpool.h"
+
+namespace mgrt {
+namespace {
+
+struct ConvGeom {
+  int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
+};
+
+// im2col source for one (image, group): rows k = (c * kh + ky) * kw + kx, columns = output pixels.
+struct ConvPack {
+  const float* x;  // first channel of the group in this image
+  const ConvGeom* g;
+};
+
+// Valid t range [lo, hi) of 0 <= ix0 + t * s < w for t in [0, len).
+inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* lo, int64_t* hi) {
+  int64_t l = ix0 >= 0 ? 0 : (-ix0 + s - 1) / s;
+  int64_t h = ix0 > w - 1 ? 0 : (w - 1 - ix0) / s + 1;
+  *lo = std::min(l, len);
+  *hi = std::max(*lo, std::min(h, len));
+}
+
+void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
+  const ConvPack& p = *static_cast<const ConvPack*>(self);
+  const ConvGeom& g = *p.g;
+  const int nrMax = fast::gemmNR();
+  const int64_t kk = g.kh * g.kw, hw = g.h * g.w;
+  struct Seg {
+    int64_t jj, len, iy0, ix0;
+  };
+  Seg segs[80];
+  for (int64_t jp = 0; jp < nc; jp += nrMax, dst += kc * nrMax) {
+    int64_t nr = std::min<int64_t>(nrMax, nc - jp);
+    int ns = 0;
+    for (int64_t jj = 0; jj < nr;) {
+      int64_t pix = j0 + jp + jj, oy = pix / g.ow, ox = pix % g.ow;
+      int64_t len = std::min(nr - jj, g.ow - ox);
+      segs[ns++] = Seg{jj, len, oy * g.sh - g.pt, ox * g.sw - g.pl};
+      jj += len;
+    }
+    int64_t c = k0 / kk, r = k0 % kk, ky = r / g.kw, kx = r % g.kw;
+    for (int64_t k = 0; k < kc; ++k) {
+      float* d = dst + k * nrMax;
+      const float* xc = p.x + c * hw;
+      for (int si = 0; si < ns; ++si) {
+        const Seg& sg = segs[si];
+        float* ds = d + sg.jj;
+        int64_t iy = sg.iy0 + ky * g.dh;
+        if (iy < 0 || iy >= g.h) {
+          std::memset(ds, 0, sizeof(float) * sg.len);
+          continue;
+        }
+        const float* row = xc + iy * g.w;
+        int64_t ix0 = sg.ix0 + kx * g.dw, lo, hi;
+        validRange(ix0, g.sw, g.w, sg.len, &lo, &hi);
+        for (int64_t t = 0; t < lo; ++t) ds[t] = 0.f;
+        if (g.sw == 1) {
+          if (hi > lo) std::memcpy(ds + lo, row + ix0 + lo, sizeof(float) * (hi - lo));
+        } else {
+          for (int64_t t = lo; t < hi; ++t) ds[t] = row[ix0 + t * g.sw];
+        }
+        for (int64_t t = hi; t < sg.len; ++t) ds[t] = 0.f;
+      }
+      for (int64_t jj = nr; jj < nrMax; ++jj) d[jj] = 0.f;
+      if (++kx == g.kw) {
+        kx = 0;
+        if (++ky == g.kh) {
+          ky = 0;
+          ++c;
+        }
+      }
+    }
+  }
+}
+
+// Depthwise (Cg == 1): output channel m reads input channel m / Mg. Each input plane is first
+// copied into a zero-padded, stride-phase-split scratch (phase q holds padded columns s*c + q), so
+// every kernel tap of a run of kDW outputs is one contiguous vector load: the accumulators stay in
+// registers and no bounds checks remain in the inner loop.
+#if defined(__AVX512F__)
+constexpr int kDW = 16;
+#elif defined(__AVX__)
+constexpr int kDW = 8;
+#else
+constexpr int kDW = 4;
+#endif
+typedef float DV __attribute__((vector_size(kDW * 4)));
+typedef float DVU __attribute__((vector_size(kDW * 4), aligned(4), may_alias));
+inline DV dload(const float* p) { return *reinterpret_cast<const DVU*>(p); }
+inline void dstore(float* p, DV v) { *reinterpret_cast<DVU*>(p) = v; }
+
+void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, const float* R,
+               float* Y, const Epilogue& ep, ThreadPool* pool) {
+  int64_t mg = g.m / g.group;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;  // padded rows read
+  const int64_t wq = g.ow + ((g.kw - 1) * g.dw) / g.sw + 1 + kDW;  // phase row width (+ slack)
+  const int64_t planeSize = hp * g.sw * wq;
+  // Scratch offset of each kernel tap (ky, kx): row ky * dh, phase (kx * dw) % sw, column / sw.
+  const int64_t taps = g.kh * g.kw;
+  std::vector<int64_t> toffv(taps);
+  for (int64_t ky = 0; ky < g.kh; ++ky)
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t off = kx * g.dw;
+      toffv[ky * g.kw + kx] = (ky * g.dh * g.sw + off % g.sw) * wq + off / g.sw;
+    }
+  const int64_t* toff = toffv.data();
+  parallelFor(pool, g.n * g.m, 1, [&](int64_t b, int64_t e) {
+    static thread_local std::vector<float> scratch;
+    if (static_cast<int64_t>(scratch.size()) < planeSize) scratch.resize(planeSize);
+    float* pp = scratch.data();
+    int64_t lastIn = -1;
+    for (int64_t plane = b; plane < e; ++plane) {
+      int64_t n = plane / g.m, m = plane % g.m, cin = n * g.c + m / mg;
+      if (cin != lastIn) {  // channel multiplier: consecutive planes share the input
+        lastIn = cin;
+        const float* x = X + cin * g.h * g.w;
+        for (int64_t r = 0; r < hp; ++r) {
+          int64_t iy = r - g.pt;
+          for (int64_t q = 0; q < g.sw; ++q) {
+            float* dst = pp + (r * g.sw + q) * wq;
+            if (iy < 0 || iy >= g.h) {
+              std::memset(dst, 0, sizeof(float) * wq);
+              continue;
+            }
+            const float* row = x + iy * g.w;
+            int64_t lo, hi, ix0 = q - g.pl;  // dst[c] = row[ix0 + sw * c] where in range
+            validRange(ix0, g.sw, g.w, wq, &lo, &hi);
+            for (int64_t c = 0; c < lo; ++c) dst[c] = 0.f;
+            if (g.sw == 1)
+              std::memcpy(dst + lo, row + ix0 + lo, sizeof(float) * (hi - lo));
+            else
+              for (int64_t c = lo; c < hi; ++c) dst[c] = row[ix0 + g.sw * c];
+            for (int64_t c = hi; c < wq; ++c) dst[c] = 0.f;
+          }
+        }
+      }
+      const float* w = W + m * g.kh * g.kw;
+      float* y = Y + plane * g.oh * g.ow;
+      const float* res = R ? R + plane * g.oh * g.ow : nullptr;
+      const DV bias = DV{} + (B ? B[m] : 0.f);
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        float* yr = y + oy * g.ow;
+        const float* rr = res ? res + oy * g.ow : nullptr;
+        for (int64_t ox = 0; ox < g.ow; ox += kDW) {
+          DV acc = bias;
+          const float* base = pp + oy * g.sh * g.sw * wq + ox;
+          for (int64_t t = 0; t < taps; ++t) acc += w[t] * dload(base + toff[t]);
+          int64_t cnt = std::min<int64_t>(kDW, g.ow - ox);
+          if (cnt == kDW) {
+            if (rr) acc += dload(rr + ox);
+            if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
+            dstore(yr + ox, acc);
+          } else {
+            alignas(64) float tmp[kDW];
+            dstore(tmp, acc);
+            for (int64_t t = 0; t < cnt; ++t) {
+              float v = tmp[t] + (rr ? rr[ox + t] : 0.f);
+              yr[ox + t] = ep.act == Act::kRelu ? (v > 0.f ? v : 0.f) : v;
+            }
+          }
+        }
+        if (ep.act != Act::kNone && ep.act != Act::kRelu)
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = applyAct(ep, yr[ox]);
+      }
+    }
+  });
+}
+
+// Depthwise for strided convolutions: one pass per kernel tap over the output row (the padded
+// copy above would read the whole input, several times the output, for a single use).
+void depthwiseRows(const ConvGeom& g, const float* X, const float* W, const float* B, const float* R,
+                   float* Y, const Epilogue& ep, ThreadPool* pool) {
+  int64_t mg = g.m / g.group;
+  parallelFor(pool, g.n * g.m, 1, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      int64_t n = plane / g.m, m = plane % g.m;
+      const float* x = X + (n * g.c + m / mg) * g.h * g.w;
+      const float* w = W + m * g.kh * g.kw;
+      float* y = Y + plane * g.oh * g.ow;
+      const float* res = R ? R + plane * g.oh * g.ow : nullptr;
+      float bias = B ? B[m] : 0.f;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        float* __restrict yr = y + oy * g.ow;
+        for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = bias;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          if (iy < 0 || iy >= g.h) continue;
+          const float* __restrict row = x + iy * g.w;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            float wv = w[ky * g.kw + kx];
+            int64_t ix0 = kx * g.dw - g.pl, lo, hi;
+            validRange(ix0, g.sw, g.w, g.ow, &lo, &hi);
+            const float* __restrict src = row + ix0;
+            if (g.sw == 2) {
+              for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += wv * src[2 * ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += wv * src[ox * g.sw];
+            }
+          }
+        }
+        if (res) {
+          const float* rr = res + oy * g.ow;
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] += rr[ox];
+        }
+        if (ep.act == Act::kRelu) {
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = yr[ox] > 0.f ? yr[ox] : 0.f;
+        } else if (ep.act != Act::kNone) {
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = applyAct(ep, yr[ox]);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  auto fallback = [&] { return fast::fallbackKernel("Conv", a, in, nin, out, nout, ctx); };
+  if (nin < 2 || nout < 1) return fallback();
+  const Tensor& X = in[0];
+  const Tensor& Wt = in[1];
+  const Tensor* B = nin > 2 && in[2].present() ? &in[2] : nullptr;
+  const Tensor* R = nin > 3 && in[3].present() ? &in[3] : nullptr;
+  Tensor& Y = out[0];
+  if (X.dtype != kF32 || Wt.dtype != kF32 || Y.dtype != kF32 || X.rank != 4 || Wt.rank != 4 ||
+      Y.rank != 4 || (B && (B->dtype != kF32 || B->numel() != Wt.dims[0])) ||
+      (R && (R->dtype != kF32 || R->numel() != Y.numel())))
+    return fallback();
+  SpatialAttrs sa;
+  sa.kernelShape = a.ints("kernel_shape");
+  sa.strides = a.ints("strides");
+  sa.dilations = a.ints("dilations");
+  sa.pads = a.ints("pads");
+  if (!parseAutoPad(a.s("auto_pad", "NOTSET"), &sa.autoPad)) return fallback();
+  SpatialGeometry sg;
+  std::string err = resolveConvGeometry("Conv", {X.dims[2], X.dims[3]}, {Wt.dims[2], Wt.dims[3]}, sa, &sg);
+  ConvGeom g;
+  g.n = X.dims[0];
+  g.c = X.dims[1];
+  g.h = X.dims[2];
+  g.w = X.dims[3];
+  g.m = Wt.dims[0];
+  g.group = a.i("group", 1);
+  if (!err.empty() || g.group <= 0 || g.c % g.group || g.m % g.group || Wt.dims[1] != g.c / g.group ||
+      Y.dims[0] != g.n || Y.dims[1] != g.m || Y.dims[2] != sg.out[0] || Y.dims[3] != sg.out[1])
+    return fallback();
+  g.oh = sg.out[0];
+  g.ow = sg.out[1];
+  g.kh = Wt.dims[2];
+  g.kw = Wt.dims[3];
+  g.sh = sg.stride[0];
+  g.sw = sg.stride[1];
+  g.dh = sg.dilation[0];
+  g.dw = sg.dilation[1];
+  g.pt = sg.padBegin[0];
+  g.pl = sg.padBegin[1];
+  if (Y.numel() == 0) return 0;
+
+  const float* x = X.as<float>();
+  const float* w = Wt.as<float>();
+  const float* bias = B ? B->as<float>() : nullptr;
+  std::vector<float> rCopy;  // an in-place residual (aliasing Y) is read from a copy
+  if (R && fast::overlaps(*R, Y)) rCopy.assign(R->as<float>(), R->as<float>() + R->numel());
+  const float* res = R ? (rCopy.empty() ? R->as<float>() : rCopy.data()) : nullptr;
+  float* y = Y.as<float>();
+  Epilogue ep = Epilogue::fromAttrs(a);
+  int64_t cg = g.c / g.group, mg = g.m / g.group;
+  if (cg == 1) {
+    if (g.sw == 1)
+      depthwise(g, x, w, bias, res, y, ep, ctx.pool);
+    else
+      depthwiseRows(g, x, w, bias, res, y, ep, ctx.pool);
+    return 0;
+  }
+  int64_t K = cg * g.kh * g.kw, P = g.oh * g.ow;
+  bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 &&
+                g.oh == g.h && g.ow == g.w;
+  auto one = [&](int64_t job, ThreadPool* pool) {
+    int64_t n = job / g.group, gi = job % g.group;
+    const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
+    int64_t yoff = (n * g.m + gi * mg) * P;
+    fast::GemmSpec s;
+    s.m = mg;
+    s.n = P;
+    s.k = K;
+    s.a = fast::MatRef{w + gi * mg * K, K, 1};
+    ConvPack cp{xg, &g};
+    if (direct) {
+      s.b = fast::MatRef{xg, g.h * g.w, 1};
+    } else {
+      s.packB = packConvB;
+      s.packBSelf = &cp;
+    }
+    s.c = y + yoff;
+    s.ldc = P;
+    if (bias) s.bias = fast::MatRef{bias + gi * mg, 1, 0};
+    if (res) {
+      s.res = res + yoff;
+      s.ldres = P;
+    }
+    s.ep = ep;
+    fast::sgemm(s, pool);
+  };
+  int64_t jobs = g.n * g.group;
+  int threads = ctx.pool ? ctx.pool->threads() : 1;
+  if (threads > 1 && jobs >= threads && (jobs % threads == 0 || jobs >= 4 * threads)) {
+    parallelFor(ctx.pool, jobs, 1, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) one(j, nullptr);
+    });
+  } else {
+    for (int64_t j = 0; j < jobs; ++j) one(j, ctx.pool);
+  }
+  return 0;
+}
+
+}  // namespace mgrt

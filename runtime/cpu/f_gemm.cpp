@@ -1,0 +1,547 @@
+// SGEMM core (see f_gemm.h) and the fast Gemm / MatMul kernels built on it.
+//
+// Blocking: items of (MC x NC) output are the unit of threading; inside an item, K is walked in
+// KC slices; for each slice the item's B block (KC x NC, NR-wide panels) and A block (MC x KC,
+// MR-high panels) are packed into thread-local buffers, then the micro-kernel sweeps NR-wide B
+// panels (kept in L1) against every MR-high A panel (streamed from L2). Partial sums of earlier K
+// slices live in C itself; the epilogue (alpha, bias, residual, activation) runs in the write-back
+// of the last slice. Small M or N (matrix-vector shapes) skip packing and use dot/axpy loops.
+#include "f_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "mg_threadpool.h"
+
+#if defined(__AVX512F__) || defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace mgrt {
+namespace fast {
+namespace {
+
+// ---- ISA-dependent register tile ----------------------------------------------------------------
+#if defined(__AVX512F__)
+constexpr int kW = 16;  // floats per vector
+#ifndef MG_FAST_MR
+#define MG_FAST_MR 8  // 8x32 measured faster than 12x32 and 14x32 on Sapphire Rapids (kernel_bench)
+#endif
+#elif defined(__AVX__)
+constexpr int kW = 8;
+#ifndef MG_FAST_MR
+#define MG_FAST_MR 6
+#endif
+#else
+constexpr int kW = 4;
+#ifndef MG_FAST_MR
+#define MG_FAST_MR 4
+#endif
+#endif
+constexpr int kMR = MG_FAST_MR;
+constexpr int kNV = 2;  // vectors per tile row
+constexpr int kNR = kNV * kW;
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 480;  // upper bound; blocks are re-rounded to a multiple of kMR
+constexpr int64_t kNC = 1024;
+
+typedef float VF __attribute__((vector_size(kW * 4)));
+typedef float VFU __attribute__((vector_size(kW * 4), aligned(4), may_alias));
+
+inline VF loadu(const float* p) { return *reinterpret_cast<const VFU*>(p); }
+inline void storeu(float* p, VF v) { *reinterpret_cast<VFU*>(p) = v; }
+inline VF splat(float x) {
+#if defined(__AVX512F__)
+  return (VF)_mm512_set1_ps(x);
+#elif defined(__AVX__)
+  return (VF)_mm256_set1_ps(x);
+#else
+  VF v;
+  for (int l = 0; l < kW; ++l) v[l] = x;
+  return v;
+#endif
+}
+inline VF fmadd(VF a, VF b, VF c) {
+#if defined(__AVX512F__)
+  return (VF)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(__AVX__) && defined(__FMA__)
+  return (VF)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+  return a * b + c;
+#endif
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+// Thread-local, 64-byte aligned scratch that only grows.
+struct Scratch {
+  std::unique_ptr<float[]> mem;
+  int64_t cap = 0;
+  float* get(int64_t n) {
+    if (n > cap) {
+      mem.reset(new float[n + 16]);
+      cap = n;
+    }
+    uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
+    return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
+  }
+};
+Scratch& scratchA() {
+  static thread_local Scratch s;
+  return s;
+}
+Scratch& scratchB() {
+  static thread_local Scratch s;
+  return s;
+}
+
+// Activations the vector write-back handles itself; the others run as a scalar pass per tile row.
+enum VecAct { kVecNone, kVecRelu, kVecLeaky, kVecClip, kScalarAct };
+VecAct vecActOf(const Epilogue& e) {
+  switch (e.act) {
+    case Act::kNone: return kVecNone;
+    case Act::kRelu: return kVecRelu;
+    case Act::kLeakyRelu: return kVecLeaky;
+    case Act::kClip: return kVecClip;
+    default: return kScalarAct;
+  }
+}
+
+struct TileCtx {
+  const GemmSpec* s;
+  VecAct va;
+  bool first, last;
+};
+
+inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col) {
+  const GemmSpec& s = *t.s;
+  if (s.alpha != 1.f) x *= s.alpha;
+  if (s.bias.p) {
+    const float* bp = s.bias.p + row * s.bias.rs + col * s.bias.cs;
+    if (s.bias.cs == 0) {
+      x += splat(s.biasScale * bp[0]);
+    } else if (s.bias.cs == 1) {
+      x += s.biasScale * loadu(bp);
+    } else {
+      for (int l = 0; l < kW; ++l) x[l] += s.biasScale * bp[l * s.bias.cs];
+    }
+  }
+  if (s.res) x += loadu(s.res + row * s.ldres + col);
+  const VF zero = VF{};
+  switch (t.va) {
+    case kVecRelu: x = x > zero ? x : zero; break;
+    case kVecLeaky: x = x >= zero ? x : x * s.ep.alpha; break;
+    case kVecClip: {
+      VF lo = splat(s.ep.alpha), hi = splat(s.ep.beta);
+      x = x < lo ? lo : x;
+      x = x > hi ? hi : x;
+      break;
+    }
+    default: break;
+  }
+  return x;
+}
+
+// The micro-kernel: acc[MR x NR] = sum over kc of a-panel column x b-panel row, then write-back of
+// the valid mr x nr part at c (row stride ldc), global position (i0, j0).
+void microKernel(int64_t kc, const float* __restrict a, const float* __restrict b,
+                 float* c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr, const TileCtx& t) {
+  VF acc[kMR][kNV];
+#pragma GCC unroll 16
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[i][v] = VF{};
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    VF bv[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const VF*>(b + v * kW);
+#pragma GCC unroll 16
+    for (int i = 0; i < kMR; ++i) {
+      VF ai = splat(a[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[i][v] = fmadd(ai, bv[v], acc[i][v]);
+    }
+    a += kMR;
+    b += kNR;
+  }
+  if (mr == kMR && nr == kNR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kMR; ++i) {
+      float* cr = c + i * ldc;
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) {
+        VF x = acc[i][v];
+        if (!t.first) x += loadu(cr + v * kW);
+        if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW);
+        storeu(cr + v * kW, x);
+      }
+      if (t.last && t.va == kScalarAct)
+        for (int j = 0; j < kNR; ++j) cr[j] = applyAct(t.s->ep, cr[j]);
+    }
+    return;
+  }
+  alignas(64) float tile[kMR * kNR];
+  for (int i = 0; i < kMR; ++i)
+    for (int v = 0; v < kNV; ++v) storeu(tile + i * kNR + v * kW, acc[i][v]);
+  for (int i = 0; i < mr; ++i) {
+    float* cr = c + i * ldc;
+    for (int j = 0; j < nr; ++j) {
+      float x = tile[i * kNR + j];
+      if (!t.first) x += cr[j];
+      if (t.last) x = epilogueAt(*t.s, i0 + i, j0 + j, x);
+      cr[j] = x;
+    }
+  }
+}
+
+// Packs rows [i0, i0+mc) x columns [k0, k0+kc) of A into MR-high panels (zero padded).
+void packA(const MatRef& A, int64_t i0, int64_t mc, int64_t k0, int64_t kc, float* dst) {
+  for (int64_t ip = 0; ip < mc; ip += kMR, dst += kMR * kc) {
+    int mr = static_cast<int>(std::min<int64_t>(kMR, mc - ip));
+    const float* base = A.p + (i0 + ip) * A.rs + k0 * A.cs;
+    if (A.rs == 1) {
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = base + k * A.cs;
+        float* d = dst + k * kMR;
+        int i = 0;
+        for (; i < mr; ++i) d[i] = src[i];
+        for (; i < kMR; ++i) d[i] = 0.f;
+      }
+    } else if (A.cs == 1) {
+      // Row-major A (weights): walk all mr rows a cache line at a time, so mr streams are in
+      // flight at once, and prefetch a few lines ahead (weights usually come from L3 or memory).
+      for (int64_t k = 0; k < kc; k += 16) {
+        int64_t kn = std::min<int64_t>(16, kc - k);
+        for (int i = 0; i < mr; ++i) {
+          const float* src = base + i * A.rs + k;
+          __builtin_prefetch(src + 64);
+          for (int64_t kk = 0; kk < kn; ++kk) dst[(k + kk) * kMR + i] = src[kk];
+        }
+      }
+      for (int i = mr; i < kMR; ++i)
+        for (int64_t k = 0; k < kc; ++k) dst[k * kMR + i] = 0.f;
+    } else {
+      for (int i = 0; i < mr; ++i) {
+        const float* src = base + i * A.rs;
+        for (int64_t k = 0; k < kc; ++k) dst[k * kMR + i] = src[k * A.cs];
+      }
+      for (int i = mr; i < kMR; ++i)
+        for (int64_t k = 0; k < kc; ++k) dst[k * kMR + i] = 0.f;
+    }
+  }
+}
+
+// Packs rows [k0, k0+kc) x columns [j0, j0+nc) of B into NR-wide panels (zero padded).
+void packB(const MatRef& B, int64_t k0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+  for (int64_t jp = 0; jp < nc; jp += kNR, dst += kNR * kc) {
+    int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jp));
+    const float* base = B.p + k0 * B.rs + (j0 + jp) * B.cs;
+    if (B.cs == 1) {
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = base + k * B.rs;
+        float* d = dst + k * kNR;
+        if (nr == kNR) {
+          std::memcpy(d, src, sizeof(float) * kNR);
+        } else {
+          int j = 0;
+          for (; j < nr; ++j) d[j] = src[j];
+          for (; j < kNR; ++j) d[j] = 0.f;
+        }
+      }
+    } else {
+      for (int j = 0; j < nr; ++j) {
+        const float* src = base + j * B.cs;
+        if (B.rs == 1)
+          for (int64_t k = 0; k < kc; ++k) dst[k * kNR + j] = src[k];
+        else
+          for (int64_t k = 0; k < kc; ++k) dst[k * kNR + j] = src[k * B.rs];
+      }
+      for (int j = nr; j < kNR; ++j)
+        for (int64_t k = 0; k < kc; ++k) dst[k * kNR + j] = 0.f;
+    }
+  }
+}
+
+void runItem(const GemmSpec& s, const TileCtx& tproto, int64_t i0, int64_t mc, int64_t j0, int64_t nc) {
+  float* ap = scratchA().get(roundUp(mc, kMR) * kKC);
+  float* bp = scratchB().get(roundUp(nc, kNR) * kKC);
+  for (int64_t pc = 0; pc < s.k; pc += kKC) {
+    int64_t kc = std::min(kKC, s.k - pc);
+    if (s.packB)
+      s.packB(s.packBSelf, bp, pc, kc, j0, nc);
+    else
+      packB(s.b, pc, kc, j0, nc, bp);
+    packA(s.a, i0, mc, pc, kc, ap);
+    TileCtx t = tproto;
+    t.first = pc == 0;
+    t.last = pc + kc >= s.k;
+    for (int64_t jr = 0; jr < nc; jr += kNR) {
+      int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
+      const float* bpan = bp + (jr / kNR) * kNR * kc;
+      for (int64_t ir = 0; ir < mc; ir += kMR) {
+        int mr = static_cast<int>(std::min<int64_t>(kMR, mc - ir));
+        float* ct = s.c + (i0 + ir) * s.ldc + j0 + jr;
+        microKernel(kc, ap + (ir / kMR) * kMR * kc, bpan, ct, s.ldc, i0 + ir, j0 + jr, mr, nr, t);
+      }
+    }
+  }
+}
+
+float dot(const float* x, const float* y, int64_t n) {
+  VF a0 = VF{}, a1 = VF{};
+  int64_t i = 0;
+  for (; i + 2 * kW <= n; i += 2 * kW) {
+    a0 = fmadd(loadu(x + i), loadu(y + i), a0);
+    a1 = fmadd(loadu(x + i + kW), loadu(y + i + kW), a1);
+  }
+  for (; i + kW <= n; i += kW) a0 = fmadd(loadu(x + i), loadu(y + i), a0);
+  a0 += a1;
+  float r = 0.f;
+  for (int l = 0; l < kW; ++l) r += a0[l];
+  for (; i < n; ++i) r += x[i] * y[i];
+  return r;
+}
+
+// Matrix-vector shapes: few rows (axpy over B rows or dots with B columns) or few columns (dots).
+void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
+  constexpr int64_t kChunk = 16 * kW;
+  int64_t chunks = ceilDiv(s.n, kChunk);
+  parallelFor(pool, chunks, 1, [&](int64_t cb, int64_t ce) {
+    alignas(64) float acc[kChunk];
+    for (int64_t ch = cb; ch < ce; ++ch) {
+      int64_t j0 = ch * kChunk, nj = std::min(kChunk, s.n - j0);
+      for (int64_t i = 0; i < s.m; ++i) {
+        const float* arow = s.a.p + i * s.a.rs;
+        if (s.b.cs == 1) {
+          std::memset(acc, 0, sizeof(acc));
+          for (int64_t k = 0; k < s.k; ++k) {
+            const VF av = splat(arow[k * s.a.cs]);
+            const float* br = s.b.p + k * s.b.rs + j0;
+            int64_t j = 0;
+            for (; j + kW <= nj; j += kW)
+              storeu(acc + j, fmadd(av, loadu(br + j), loadu(acc + j)));
+            for (; j < nj; ++j) acc[j] += arow[k * s.a.cs] * br[j];
+          }
+        } else if (s.b.rs == 1 && s.a.cs == 1) {
+          for (int64_t j = 0; j < nj; ++j) acc[j] = dot(arow, s.b.p + (j0 + j) * s.b.cs, s.k);
+        } else {
+          for (int64_t j = 0; j < nj; ++j) {
+            float r = 0.f;
+            for (int64_t k = 0; k < s.k; ++k) r += arow[k * s.a.cs] * s.b.p[k * s.b.rs + (j0 + j) * s.b.cs];
+            acc[j] = r;
+          }
+        }
+        float* cr = s.c + i * s.ldc + j0;
+        for (int64_t j = 0; j < nj; ++j) cr[j] = epilogueAt(s, i, j0 + j, acc[j]);
+      }
+    }
+  });
+}
+
+void gemvSmallN(const GemmSpec& s, ThreadPool* pool) {
+  parallelFor(pool, s.m, 16, [&](int64_t ib, int64_t ie) {
+    for (int64_t i = ib; i < ie; ++i) {
+      const float* arow = s.a.p + i * s.a.rs;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const float* bcol = s.b.p + j * s.b.cs;
+        float r;
+        if (s.a.cs == 1 && s.b.rs == 1) {
+          r = dot(arow, bcol, s.k);
+        } else {
+          r = 0.f;
+          for (int64_t k = 0; k < s.k; ++k) r += arow[k * s.a.cs] * bcol[k * s.b.rs];
+        }
+        s.c[i * s.ldc + j] = epilogueAt(s, i, j, r);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int gemmMR() { return kMR; }
+int gemmNR() { return kNR; }
+
+void sgemm(const GemmSpec& s, ThreadPool* pool) {
+  if (s.m <= 0 || s.n <= 0) return;
+  if (s.k <= 0) {
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) s.c[i * s.ldc + j] = epilogueAt(s, i, j, 0.f);
+    return;
+  }
+  if (!s.packB && s.m <= 4) return gemvSmallM(s, pool);
+  if (!s.packB && s.n <= 4) return gemvSmallN(s, pool);
+
+  int threads = pool ? pool->threads() : 1;
+  int64_t mc = std::min(roundUp(s.m, kMR), kMC);
+  int64_t nc = std::min(roundUp(s.n, kNR), kNC);
+  auto items = [&] { return ceilDiv(s.m, mc) * ceilDiv(s.n, nc); };
+  if (threads > 1) {
+    while (items() < 2 * threads && nc > 2 * kNR) nc = roundUp(nc / 2, kNR);
+    while (items() < 2 * threads && mc > 2 * kMR) mc = roundUp(mc / 2, kMR);
+  }
+  // Even out the blocks so the last one is not a sliver.
+  int64_t mBlocks = ceilDiv(s.m, mc), nBlocks = ceilDiv(s.n, nc);
+  mc = roundUp(ceilDiv(s.m, mBlocks), kMR);
+  nc = roundUp(ceilDiv(s.n, nBlocks), kNR);
+  mBlocks = ceilDiv(s.m, mc);
+  nBlocks = ceilDiv(s.n, nc);
+
+  TileCtx t{&s, vecActOf(s.ep), true, true};
+  parallelFor(pool, mBlocks * nBlocks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) {
+      int64_t ib = it % mBlocks, jb = it / mBlocks;
+      int64_t i0 = ib * mc, j0 = jb * nc;
+      runItem(s, t, i0, std::min(mc, s.m - i0), j0, std::min(nc, s.n - j0));
+    }
+  });
+}
+
+int fallbackKernel(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
+                   Ctx& ctx) {
+  KernelFn f = findKernel(op);
+  if (!f) return ctx.fail("%s: case not covered by the fast kernel and no reference kernel", op);
+  return f(a, in, nin, out, nout, ctx);
+}
+
+}  // namespace fast
+
+// ---- Gemm ---------------------------------------------------------------------------------------
+
+int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  using fast::MatRef;
+  if (nin < 2 || nout < 1) return fast::fallbackKernel("Gemm", a, in, nin, out, nout, ctx);
+  const Tensor& A = in[0];
+  const Tensor& B = in[1];
+  const Tensor* C = nin > 2 && in[2].present() ? &in[2] : nullptr;
+  const Tensor* R = nin > 3 && in[3].present() ? &in[3] : nullptr;
+  bool ok = A.dtype == kF32 && B.dtype == kF32 && out[0].dtype == kF32 && A.rank == 2 && B.rank == 2 &&
+            (!C || (C->dtype == kF32 && C->rank <= 2)) && (!R || R->dtype == kF32);
+  if (!ok) return fast::fallbackKernel("Gemm", a, in, nin, out, nout, ctx);
+  bool ta = a.i("transA", 0) != 0, tb = a.i("transB", 0) != 0;
+  int64_t M = ta ? A.dims[1] : A.dims[0], K = ta ? A.dims[0] : A.dims[1];
+  int64_t N = tb ? B.dims[0] : B.dims[1];
+  if (out[0].numel() != M * N || (R && R->numel() != M * N))
+    return fast::fallbackKernel("Gemm", a, in, nin, out, nout, ctx);
+  fast::GemmSpec s;
+  s.m = M;
+  s.n = N;
+  s.k = K;
+  s.a = ta ? MatRef{A.as<float>(), 1, M} : MatRef{A.as<float>(), K, 1};
+  s.b = tb ? MatRef{B.as<float>(), 1, K} : MatRef{B.as<float>(), N, 1};
+  s.c = out[0].as<float>();
+  s.ldc = N;
+  s.alpha = a.f("alpha", 1.f);
+  float beta = a.f("beta", 1.f);
+  std::vector<float> cCopy, rCopy;  // addends that alias the output are read from copies
+  if (C && fast::overlaps(*C, out[0])) cCopy.assign(C->as<float>(), C->as<float>() + C->numel());
+  if (R && fast::overlaps(*R, out[0])) rCopy.assign(R->as<float>(), R->as<float>() + R->numel());
+  if (C && beta != 0.f) {
+    int64_t dm = 1, dn = 1;
+    if (C->rank == 1) dn = C->dims[0];
+    if (C->rank == 2) dm = C->dims[0], dn = C->dims[1];
+    if ((dm != 1 && dm != M) || (dn != 1 && dn != N))
+      return fast::fallbackKernel("Gemm", a, in, nin, out, nout, ctx);
+    s.bias = MatRef{cCopy.empty() ? C->as<float>() : cCopy.data(), dm == 1 ? 0 : dn, dn == 1 ? 0 : 1};
+    s.biasScale = beta;
+  }
+  if (R) {
+    s.res = rCopy.empty() ? R->as<float>() : rCopy.data();
+    s.ldres = N;
+  }
+  s.ep = Epilogue::fromAttrs(a);
+  fast::sgemm(s, ctx.pool);
+  return 0;
+}
+
+// ---- MatMul -------------------------------------------------------------------------------------
+
+int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  using fast::MatRef;
+  if (nin < 2 || nout < 1 || (nin > 2 && in[2].present()))
+    return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  const Tensor& A = in[0];
+  const Tensor& B = in[1];
+  if (A.dtype != kF32 || B.dtype != kF32 || out[0].dtype != kF32 || A.rank < 1 || B.rank < 1)
+    return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  int64_t M = A.rank == 1 ? 1 : A.dims[A.rank - 2];
+  int64_t K = A.dims[A.rank - 1];
+  int64_t N = B.rank == 1 ? 1 : B.dims[B.rank - 1];
+  int64_t KB = B.rank == 1 ? B.dims[0] : B.dims[B.rank - 2];
+  if (K != KB) return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  // Batch dims, right aligned and broadcast.
+  int ba = std::max(0, A.rank - 2), bb = std::max(0, B.rank - 2);
+  int br = std::max(ba, bb);
+  int64_t bdA[kMaxRank], bdB[kMaxRank], bdO[kMaxRank];
+  int64_t nbatch = 1, nbatchA = 1, nbatchB = 1;
+  for (int d = 0; d < br; ++d) {
+    int da = d - (br - ba), db = d - (br - bb);
+    bdA[d] = da >= 0 ? A.dims[da] : 1;
+    bdB[d] = db >= 0 ? B.dims[db] : 1;
+    if (bdA[d] != bdB[d] && bdA[d] != 1 && bdB[d] != 1)
+      return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+    bdO[d] = std::max(bdA[d], bdB[d]);
+    if (bdA[d] == 0 || bdB[d] == 0) bdO[d] = 0;
+    nbatch *= bdO[d];
+    nbatchA *= bdA[d];
+    nbatchB *= bdB[d];
+  }
+  if (out[0].numel() != nbatch * M * N) return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  if (nbatch == 0 || M == 0 || N == 0) return 0;
+  Epilogue ep = Epilogue::fromAttrs(a);
+  const float* pa = A.as<float>();
+  const float* pb = B.as<float>();
+  float* pc = out[0].as<float>();
+  auto spec = [&](const float* x, const float* y, float* z, int64_t m) {
+    fast::GemmSpec s;
+    s.m = m;
+    s.n = N;
+    s.k = K;
+    s.a = MatRef{x, K, 1};
+    s.b = MatRef{y, N, 1};
+    s.c = z;
+    s.ldc = N;
+    s.ep = ep;
+    return s;
+  };
+  if (nbatchB == 1) {  // B shared by every batch: fold A's batch into M
+    fast::sgemm(spec(pa, pb, pc, nbatch * M), ctx.pool);
+    return 0;
+  }
+  // Element strides of each batch dim in A and B (0 where broadcast).
+  int64_t stA[kMaxRank], stB[kMaxRank];
+  {
+    int64_t sa = M * K, sb = K * N;
+    for (int d = br - 1; d >= 0; --d) {
+      stA[d] = bdA[d] == 1 ? 0 : sa;
+      stB[d] = bdB[d] == 1 ? 0 : sb;
+      sa *= bdA[d];
+      sb *= bdB[d];
+    }
+  }
+  auto one = [&](int64_t bi, ThreadPool* pool) {
+    int64_t offA = 0, offB = 0, r = bi;
+    for (int d = br - 1; d >= 0; --d) {
+      int64_t idx = r % bdO[d];
+      r /= bdO[d];
+      offA += idx * stA[d];
+      offB += idx * stB[d];
+    }
+    fast::sgemm(spec(pa + offA, pb + offB, pc + bi * M * N, M), pool);
+  };
+  int threads = ctx.pool ? ctx.pool->threads() : 1;
+  if (threads > 1 && nbatch >= 2 * threads) {
+    parallelFor(ctx.pool, nbatch, 1, [&](int64_t b, int64_t e) {
+      for (int64_t bi = b; bi < e; ++bi) one(bi, nullptr);
+    });
+  } else {
+    for (int64_t bi = 0; bi < nbatch; ++bi) one(bi, ctx.pool);
+  }
+  return 0;
+}
+
+}  // namespace mgrt

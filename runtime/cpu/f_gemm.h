@@ -1,0 +1,88 @@
+// The SGEMM core of the optimized CPU kernels (f_*.cpp), and the fast kernels' entry points.
+//
+// sgemm computes C[M,N] = act(alpha * A[M,K] * B[K,N] + biasScale * bias + residual) in one pass:
+// A and B are packed into cache-sized panels (A: MR-row panels, B: NR-column panels), a
+// register-blocked micro-kernel (AVX-512 / AVX2+FMA / portable vector-extension variants, chosen at
+// compile time from the target macros) accumulates a MR x NR tile over one KC slice, and the
+// bias / residual / activation epilogue is applied in the tile write-back of the last K slice, so
+// the output is written once. B may also be produced by a caller-supplied packing function, which
+// is how convolution packs im2col panels straight from the input image without a scratch matrix.
+// Work is split into (M block, N block) items run on the thread pool; packing buffers are
+// thread-local, so one call is reentrant and any number of handles may run concurrently.
+#pragma once
+
+#include <cstdint>
+
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+
+namespace mgrt {
+namespace fast {
+
+// A strided matrix view: element (i, j) is p[i * rs + j * cs]. Zero strides broadcast.
+struct MatRef {
+  const float* p = nullptr;
+  int64_t rs = 0, cs = 0;
+};
+
+// Fills dst with rows [k0, k0+kc) x columns [j0, j0+nc) of a virtual K x N matrix B, as
+// ceil(nc / NR) consecutive panels: dst[p * kc * NR + k * NR + jj] = B(k0 + k, j0 + p * NR + jj),
+// zero for columns at or beyond j0 + nc.
+using PackBFn = void (*)(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc);
+
+struct GemmSpec {
+  int64_t m = 0, n = 0, k = 0;
+  MatRef a;                      // M x K
+  MatRef b;                      // K x N, unless packB is set
+  PackBFn packB = nullptr;       // optional custom B packer (see PackBFn)
+  const void* packBSelf = nullptr;
+  float* c = nullptr;            // M x N output, row stride ldc, column stride 1
+  int64_t ldc = 0;
+  float alpha = 1.f;
+  MatRef bias;                   // optional addend (broadcast with zero strides), times biasScale
+  float biasScale = 1.f;
+  const float* res = nullptr;    // optional residual, row stride ldres, column stride 1
+  int64_t ldres = 0;
+  Epilogue ep;                   // activation applied last
+};
+
+// Register tile of the compiled micro-kernel (depends on the target ISA macros).
+int gemmMR();
+int gemmNR();
+
+// Runs the GEMM, threaded over ctx's pool when pool is non-null.
+void sgemm(const GemmSpec& s, ThreadPool* pool);
+
+// Applies the epilogue of s to one output element (row i, column j) holding acc = A*B (no alpha).
+inline float epilogueAt(const GemmSpec& s, int64_t i, int64_t j, float acc) {
+  float v = acc * s.alpha;
+  if (s.bias.p) v += s.biasScale * s.bias.p[i * s.bias.rs + j * s.bias.cs];
+  if (s.res) v += s.res[i * s.ldres + j];
+  return applyAct(s.ep, v);
+}
+
+// True when two tensors' buffers overlap (an in-place residual or Gemm C that the memory planner
+// placed in the output: the kernels then read a copy, since partial sums are written to the output
+// before the addend is read).
+inline bool overlaps(const Tensor& a, const Tensor& b) {
+  const char* pa = static_cast<const char*>(a.data);
+  const char* pb = static_cast<const char*>(b.data);
+  size_t na = a.numel() * dtypeSize(a.dtype), nb = b.numel() * dtypeSize(b.dtype);
+  return pa && pb && pa < pb + nb && pb < pa + na;
+}
+
+// Calls the reference kernel of op (the fast kernels' answer to cases they do not cover).
+int fallbackKernel(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
+                   Ctx& ctx);
+
+}  // namespace fast
+
+// Fast kernels (same contract as the reference kernels), registered by f_table.cpp.
+int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+
+}  // namespace mgrt

@@ -1,0 +1,151 @@
+// Fast 2-D pools (float32, NCHW): MaxPool and AveragePool as direct loops that sweep one input row
+// per kernel tap across a whole output row (vectorizable for stride 1), threaded over N*C planes;
+// GlobalAveragePool as a vector sum per plane (any spatial rank). Dilation, the Indices output,
+// other ranks and dtypes fall back to the reference kernels. Output sizes come from the output
+// tensor (the compiler inferred them, ceil_mode included); pads from k_nn_shapes.h.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "f_gemm.h"
+#include "k_nn_shapes.h"
+#include "mg_threadpool.h"
+
+namespace mgrt {
+namespace {
+
+struct PoolGeom {
+  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr;
+};
+
+// Resolves the 2-D pool geometry; false when the fast path does not cover it.
+bool poolGeom(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, PoolGeom* g) {
+  if (nin < 1 || nout < 1) return false;
+  const Tensor& X = in[0];
+  const Tensor& Y = out[0];
+  if (X.dtype != kF32 || Y.dtype != kF32 || X.rank != 4 || Y.rank != 4) return false;
+  if (nout > 1 && out[1].present()) return false;  // Indices
+  SpatialAttrs sa;
+  sa.kernelShape = a.ints("kernel_shape");
+  sa.strides = a.ints("strides");
+  sa.dilations = a.ints("dilations");
+  sa.pads = a.ints("pads");
+  sa.ceilMode = a.i("ceil_mode", 0) != 0;
+  if (sa.kernelShape.size() != 2) return false;
+  for (int64_t d : sa.dilations)
+    if (d != 1) return false;
+  if (!parseAutoPad(a.s("auto_pad", "NOTSET"), &sa.autoPad)) return false;
+  SpatialGeometry sg;
+  if (!resolveConvGeometry("Pool", {X.dims[2], X.dims[3]}, sa.kernelShape, sa, &sg).empty()) return false;
+  if (Y.dims[0] != X.dims[0] || Y.dims[1] != X.dims[1] || Y.dims[2] != sg.out[0] || Y.dims[3] != sg.out[1])
+    return false;
+  *g = PoolGeom{X.dims[0] * X.dims[1], X.dims[2], X.dims[3], sg.out[0], sg.out[1],
+                sg.kernel[0], sg.kernel[1], sg.stride[0], sg.stride[1],
+                sg.padBegin[0], sg.padBegin[1], sg.padEnd[0], sg.padEnd[1]};
+  return true;
+}
+
+inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* lo, int64_t* hi) {
+  int64_t l = ix0 >= 0 ? 0 : (-ix0 + s - 1) / s;
+  int64_t h = ix0 > w - 1 ? 0 : (w - 1 - ix0) / s + 1;
+  *lo = std::min(l, len);
+  *hi = std::max(*lo, std::min(h, len));
+}
+
+template <bool kMax>
+void pool2d(const PoolGeom& g, const float* X, float* Y, bool countPad, ThreadPool* pool) {
+  // Per output column: divisor factor along w (average only).
+  std::vector<float> wcount(g.ow);
+  for (int64_t ox = 0; ox < g.ow; ++ox) {
+    int64_t ws = ox * g.sw - g.pl, we = std::min(ws + g.kw, g.w + (countPad ? g.pr : 0));
+    if (!countPad) ws = std::max<int64_t>(ws, 0), we = std::min(we, g.w);
+    wcount[ox] = static_cast<float>(we - ws);
+  }
+  parallelFor(pool, g.planes, 1, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const float* x = X + plane * g.h * g.w;
+      float* y = Y + plane * g.oh * g.ow;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        float* __restrict yr = y + oy * g.ow;
+        const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
+        for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = init;
+        int64_t hs = oy * g.sh - g.pt, he = std::min(hs + g.kh, g.h);
+        int64_t hcount = std::min(hs + g.kh, g.h + g.pb) - hs;
+        hs = std::max<int64_t>(hs, 0);
+        if (!countPad) hcount = he - hs;
+        for (int64_t iy = hs; iy < he; ++iy) {
+          const float* __restrict row = x + iy * g.w;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            int64_t ix0 = kx - g.pl, lo, hi;
+            validRange(ix0, g.sw, g.w, g.ow, &lo, &hi);
+            const float* __restrict src = row + ix0;
+            if (g.sw == 1) {
+              if (kMax)
+                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = src[ox] > yr[ox] ? src[ox] : yr[ox];
+              else
+                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += src[ox];
+            } else {
+              if (kMax)
+                for (int64_t ox = lo; ox < hi; ++ox) {
+                  float v = src[ox * g.sw];
+                  yr[ox] = v > yr[ox] ? v : yr[ox];
+                }
+              else
+                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += src[ox * g.sw];
+            }
+          }
+        }
+        if (!kMax) {
+          float hc = static_cast<float>(hcount);
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] /= hc * wcount[ox];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  PoolGeom g;
+  if (!poolGeom(a, in, nin, out, nout, &g) || a.i("storage_order", 0) != 0)
+    return fast::fallbackKernel("MaxPool", a, in, nin, out, nout, ctx);
+  pool2d<true>(g, in[0].as<float>(), out[0].as<float>(), false, ctx.pool);
+  return 0;
+}
+
+int fAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  PoolGeom g;
+  if (!poolGeom(a, in, nin, out, nout, &g))
+    return fast::fallbackKernel("AveragePool", a, in, nin, out, nout, ctx);
+  pool2d<false>(g, in[0].as<float>(), out[0].as<float>(), a.i("count_include_pad", 0) != 0, ctx.pool);
+  return 0;
+}
+
+int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin < 1 || nout < 1 || in[0].dtype != kF32 || out[0].dtype != kF32 || in[0].rank < 3)
+    return fast::fallbackKernel("GlobalAveragePool", a, in, nin, out, nout, ctx);
+  const Tensor& X = in[0];
+  int64_t planes = X.dims[0] * X.dims[1], sz = 1;
+  for (int i = 2; i < X.rank; ++i) sz *= X.dims[i];
+  if (out[0].numel() != planes) return fast::fallbackKernel("GlobalAveragePool", a, in, nin, out, nout, ctx);
+  const float* x = X.as<float>();
+  float* y = out[0].as<float>();
+  parallelFor(ctx.pool, planes, 16, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const float* xp = x + p * sz;
+      float acc[16] = {0.f};  // 16 independent partial sums (vectorizable without reassociation)
+      int64_t i = 0;
+      for (; i + 16 <= sz; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += xp[i + l];
+      float s = 0.f;
+      for (int l = 0; l < 16; ++l) s += acc[l];
+      for (; i < sz; ++i) s += xp[i];
+      y[p] = sz ? s / static_cast<float>(sz) : 0.f;
+    }
+  });
+  return 0;
+}
+
+}  // namespace mgrt

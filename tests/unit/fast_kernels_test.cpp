@@ -1,0 +1,422 @@
+// Tests of the optimized CPU kernels (runtime/cpu/f_*.cpp) against plain loops written here
+// (double accumulation), so they do not depend on the reference kernels: random GEMM shapes with
+// transposes, alpha/beta and broadcast C; batched/broadcast MatMul; convolutions with groups,
+// depthwise, strides, dilation, asymmetric and automatic pads, residual and every activation;
+// pools; each on 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "f_gemm.h"
+#include "k_nn_shapes.h"
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+#include "mg_threadpool.h"
+
+namespace {
+
+using mgrt::Tensor;
+
+struct Buf {
+  std::vector<float> v;
+  Tensor t;
+  Buf() = default;
+  Buf(std::vector<int64_t> dims, std::mt19937& rng, bool random = true) { init(dims, rng, random); }
+  void init(std::vector<int64_t> dims, std::mt19937& rng, bool random) {
+    t.rank = static_cast<int32_t>(dims.size());
+    int64_t n = 1;
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i], n *= dims[i];
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    v.assign(n, 0.f);
+    if (random)
+      for (auto& x : v) x = d(rng);
+    else
+      for (auto& x : v) x = 12345.f;  // garbage the kernel must overwrite
+    t.data = v.data();
+    t.dtype = mgrt::kF32;
+  }
+};
+
+struct ActCase {
+  const char* name;
+  float alpha, beta;
+};
+const ActCase kActs[] = {{"", 0, 0},           {"Relu", 0, 0},       {"LeakyRelu", 0.1f, 0},
+                         {"Sigmoid", 0, 0},    {"Tanh", 0, 0},       {"Clip", -0.5f, 0.5f},
+                         {"HardSigmoid", 0.2f, 0.5f}, {"HardSwish", 0, 0}, {"Elu", 1.f, 0},
+                         {"Selu", 1.6733f, 1.0507f},  {"Softplus", 0, 0}, {"Gelu", 0, 0}};
+
+std::string actAttrs(const ActCase& a) {
+  if (!*a.name) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), ";mg_act=s:%s;mg_alpha=f:%g;mg_beta=f:%g", a.name, a.alpha, a.beta);
+  return buf;
+}
+
+mgrt::Epilogue epOf(const ActCase& a) {
+  mgrt::Epilogue e;
+  e.act = mgrt::parseAct(a.name);
+  e.alpha = a.alpha;
+  e.beta = a.beta;
+  return e;
+}
+
+::testing::AssertionResult close(const std::vector<float>& got, const std::vector<double>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size mismatch";
+  for (size_t i = 0; i < got.size(); ++i) {
+    double tol = 1e-4 * (1.0 + std::fabs(want[i]));
+    if (!(std::fabs(got[i] - want[i]) <= tol))
+      return ::testing::AssertionFailure() << "index " << i << ": got " << got[i] << " want " << want[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int run(const char* op, const std::string& attrs, std::vector<Tensor> in, Tensor* out, int nout,
+        mgrt::ThreadPool* pool) {
+  mgrt::KernelFn f = mgrt::findFastKernel(op);
+  EXPECT_NE(f, nullptr) << op;
+  if (!f) return -1;
+  mgrt::Attrs a(attrs.c_str());
+  mgrt::Ctx ctx;
+  ctx.pool = pool;
+  return f(a, in.data(), static_cast<int>(in.size()), out, nout, ctx);
+}
+
+class FastKernels : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (GetParam() > 1) pool_ = std::make_unique<mgrt::ThreadPool>(GetParam());
+  }
+  mgrt::ThreadPool* pool() { return pool_.get(); }
+  std::unique_ptr<mgrt::ThreadPool> pool_;
+};
+
+// ---- Gemm ---------------------------------------------------------------------------------------
+
+void checkGemm(mgrt::ThreadPool* pool, std::mt19937& rng, int64_t M, int64_t N, int64_t K, bool ta,
+               bool tb, float alpha, float beta, int cKind, const ActCase& act, bool residual,
+               bool inplace = false) {
+  Buf A(ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, rng);
+  Buf B(tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, rng);
+  // cKind: 0 none, 1 scalar [1], 2 [N], 3 [M,1], 4 [M,N], 5 [1,N], 6 rank-0
+  std::vector<int64_t> cd;
+  switch (cKind) {
+    case 1: cd = {1}; break;
+    case 2: cd = {N}; break;
+    case 3: cd = {M, 1}; break;
+    case 4: cd = {M, N}; break;
+    case 5: cd = {1, N}; break;
+    default: break;
+  }
+  Buf C;
+  if (cKind) C.init(cd, rng, true);
+  if (cKind == 6) C.init({}, rng, true);
+  Buf R;
+  if (residual) R.init({M, N}, rng, true);
+  Buf Y({M, N}, rng, false);
+  std::vector<double> want(M * N);
+  mgrt::Epilogue ep = epOf(act);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += double(ta ? A.v[k * M + i] : A.v[i * K + k]) * (tb ? B.v[j * K + k] : B.v[k * N + j]);
+      s *= alpha;
+      if (cKind) {
+        int64_t ci = 0;
+        if (cKind == 2) ci = j;
+        if (cKind == 3) ci = i;
+        if (cKind == 4) ci = i * N + j;
+        if (cKind == 5) ci = j;
+        s += double(beta) * C.v[ci];
+      }
+      if (residual) s += R.v[i * N + j];
+      want[i * N + j] = mgrt::applyAct(ep, static_cast<float>(s));
+    }
+  char attrs[200];
+  std::snprintf(attrs, sizeof(attrs), "transA=i:%d;transB=i:%d;alpha=f:%g;beta=f:%g", ta, tb, alpha, beta);
+  std::vector<Tensor> in = {A.t, B.t};
+  if (cKind || residual) in.push_back(cKind ? C.t : Tensor{});
+  if (residual) in.push_back(R.t);
+  if (inplace) {  // the addend [M,N] lives in the output buffer
+    Y.v = residual ? R.v : C.v;
+    in.back() = Y.t;
+  }
+  ASSERT_EQ(run("Gemm", attrs + actAttrs(act), in, &Y.t, 1, pool), 0);
+  EXPECT_TRUE(close(Y.v, want)) << "Gemm M=" << M << " N=" << N << " K=" << K << " ta=" << ta
+                                << " tb=" << tb << " c=" << cKind << " act=" << act.name;
+}
+
+TEST_P(FastKernels, FastGemmRandomShapes) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> dim(1, 70);
+  for (int iter = 0; iter < 60; ++iter) {
+    int64_t M = dim(rng), N = dim(rng), K = dim(rng);
+    if (iter % 7 == 0) M = 1 + iter % 4;  // matrix-vector shapes
+    if (iter % 11 == 0) N = 1 + iter % 3;
+    bool ta = iter & 1, tb = (iter >> 1) & 1;
+    float alpha = iter % 3 == 0 ? 1.f : 0.75f, beta = iter % 5 == 0 ? 1.f : -0.5f;
+    checkGemm(pool(), rng, M, N, K, ta, tb, alpha, beta, iter % 7, kActs[iter % 12], iter % 4 == 3);
+  }
+}
+
+TEST_P(FastKernels, FastGemmBlocking) {
+  std::mt19937 rng(2);
+  // Crosses the MC / NC / KC block sizes, with partial tiles on every side.
+  checkGemm(pool(), rng, 517, 1061, 601, false, false, 1.f, 1.f, 2, kActs[1], true);
+  checkGemm(pool(), rng, 131, 97, 300, true, true, 0.5f, 2.f, 4, kActs[2], false);
+  checkGemm(pool(), rng, 64, 64, 0, false, false, 1.f, 1.f, 2, kActs[0], false);  // K = 0
+  // In-place addends (output buffer shared with C or the residual), K spanning several slices.
+  checkGemm(pool(), rng, 45, 70, 700, false, true, 1.f, 0.5f, 4, kActs[1], false, true);
+  checkGemm(pool(), rng, 45, 70, 700, false, false, 1.f, 1.f, 2, kActs[0], true, true);
+}
+
+// ---- MatMul -------------------------------------------------------------------------------------
+
+void checkMatMul(mgrt::ThreadPool* pool, std::mt19937& rng, std::vector<int64_t> ad,
+                 std::vector<int64_t> bd, const ActCase& act) {
+  Buf A(ad, rng), B(bd, rng);
+  // numpy semantics via 2-D promotion.
+  bool a1 = ad.size() == 1, b1 = bd.size() == 1;
+  if (a1) ad.insert(ad.begin(), 1);
+  if (b1) bd.push_back(1);
+  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+  size_t ra = ad.size() - 2, rb = bd.size() - 2, r = std::max(ra, rb);
+  std::vector<int64_t> ob(r);
+  for (size_t d = 0; d < r; ++d) {
+    int64_t x = d >= r - ra ? ad[d - (r - ra)] : 1, y = d >= r - rb ? bd[d - (r - rb)] : 1;
+    ob[d] = std::max(x, y);
+  }
+  std::vector<int64_t> od = ob;
+  if (!a1) od.push_back(M);
+  if (!b1) od.push_back(N);
+  Buf Y(od, rng, false);
+  int64_t nb = 1;
+  for (auto x : ob) nb *= x;
+  std::vector<double> want(nb * M * N);
+  mgrt::Epilogue ep = epOf(act);
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    int64_t offA = 0, offB = 0, rem = bi, sa = M * K, sb = K * N;
+    for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
+      int64_t idx = rem % ob[d];
+      rem /= ob[d];
+      int da = d - static_cast<int>(r - ra), db = d - static_cast<int>(r - rb);
+      if (da >= 0) {
+        if (ad[da] != 1) offA += idx * sa;
+        sa *= ad[da];
+      }
+      if (db >= 0) {
+        if (bd[db] != 1) offB += idx * sb;
+        sb *= bd[db];
+      }
+    }
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += double(A.v[offA + i * K + k]) * B.v[offB + k * N + j];
+        want[(bi * M + i) * N + j] = mgrt::applyAct(ep, static_cast<float>(s));
+      }
+  }
+  ASSERT_EQ(run("MatMul", "x=i:0" + actAttrs(act), {A.t, B.t}, &Y.t, 1, pool), 0);
+  EXPECT_TRUE(close(Y.v, want)) << "MatMul rank " << A.t.rank << " x " << B.t.rank;
+}
+
+TEST_P(FastKernels, FastMatMulBroadcast) {
+  std::mt19937 rng(3);
+  checkMatMul(pool(), rng, {37, 53}, {53, 41}, kActs[0]);
+  checkMatMul(pool(), rng, {3, 17, 33}, {33, 29}, kActs[1]);          // folded batch
+  checkMatMul(pool(), rng, {2, 3, 17, 33}, {3, 33, 29}, kActs[3]);    // broadcast batch
+  checkMatMul(pool(), rng, {2, 1, 9, 20}, {1, 5, 20, 40}, kActs[5]);  // both broadcast
+  checkMatMul(pool(), rng, {19, 33}, {4, 33, 29}, kActs[0]);          // A broadcast
+  checkMatMul(pool(), rng, {33}, {33, 29}, kActs[0]);                 // 1-D A
+  checkMatMul(pool(), rng, {5, 19, 33}, {33}, kActs[2]);              // 1-D B
+  checkMatMul(pool(), rng, {33}, {33}, kActs[0]);                     // dot
+  checkMatMul(pool(), rng, {8, 2, 64, 48}, {8, 2, 48, 64}, kActs[11]);
+}
+
+// ---- Conv ---------------------------------------------------------------------------------------
+
+struct ConvCase {
+  int64_t n, c, h, w, m, kh, kw, group, sh, sw, dh, dw, pt, pl, pb, pr;
+  const char* autoPad;
+  bool bias, residual;
+  int act;
+  bool inplace = false;  // residual shares the output buffer
+};
+
+void checkConv(mgrt::ThreadPool* pool, std::mt19937& rng, const ConvCase& cc) {
+  mgrt::SpatialAttrs sa;
+  sa.strides = {cc.sh, cc.sw};
+  sa.dilations = {cc.dh, cc.dw};
+  sa.pads = {cc.pt, cc.pl, cc.pb, cc.pr};
+  ASSERT_TRUE(mgrt::parseAutoPad(cc.autoPad, &sa.autoPad));
+  mgrt::SpatialGeometry g;
+  ASSERT_EQ(mgrt::resolveConvGeometry("Conv", {cc.h, cc.w}, {cc.kh, cc.kw}, sa, &g), "");
+  int64_t oh = g.out[0], ow = g.out[1], pt = g.padBegin[0], pl = g.padBegin[1];
+  int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+  Buf X({cc.n, cc.c, cc.h, cc.w}, rng), W({cc.m, cg, cc.kh, cc.kw}, rng), B, R;
+  if (cc.bias) B.init({cc.m}, rng, true);
+  if (cc.residual) R.init({cc.n, cc.m, oh, ow}, rng, true);
+  Buf Y({cc.n, cc.m, oh, ow}, rng, false);
+  mgrt::Epilogue ep = epOf(kActs[cc.act]);
+  std::vector<double> want(Y.v.size());
+  for (int64_t n = 0; n < cc.n; ++n)
+    for (int64_t m = 0; m < cc.m; ++m)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double s = cc.bias ? B.v[m] : 0.0;
+          int64_t gi = m / mg;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t ky = 0; ky < cc.kh; ++ky)
+              for (int64_t kx = 0; kx < cc.kw; ++kx) {
+                int64_t iy = oy * cc.sh - pt + ky * cc.dh, ix = ox * cc.sw - pl + kx * cc.dw;
+                if (iy < 0 || iy >= cc.h || ix < 0 || ix >= cc.w) continue;
+                s += double(X.v[((n * cc.c + gi * cg + c) * cc.h + iy) * cc.w + ix]) *
+                     W.v[((m * cg + c) * cc.kh + ky) * cc.kw + kx];
+              }
+          int64_t o = ((n * cc.m + m) * oh + oy) * ow + ox;
+          if (cc.residual) s += R.v[o];
+          want[o] = mgrt::applyAct(ep, static_cast<float>(s));
+        }
+  char attrs[300];
+  std::snprintf(attrs, sizeof(attrs),
+                "group=i:%lld;strides=i:%lld,%lld;dilations=i:%lld,%lld;kernel_shape=i:%lld,%lld;"
+                "pads=i:%lld,%lld,%lld,%lld;auto_pad=s:%s",
+                (long long)cc.group, (long long)cc.sh, (long long)cc.sw, (long long)cc.dh,
+                (long long)cc.dw, (long long)cc.kh, (long long)cc.kw, (long long)cc.pt,
+                (long long)cc.pl, (long long)cc.pb, (long long)cc.pr, cc.autoPad);
+  std::string at = attrs;
+  if (std::string(cc.autoPad) != "NOTSET") at = at.substr(0, at.find(";pads=")) + ";auto_pad=s:" + cc.autoPad;
+  std::vector<Tensor> in = {X.t, W.t};
+  if (cc.bias || cc.residual) in.push_back(cc.bias ? B.t : Tensor{});
+  if (cc.residual) in.push_back(R.t);
+  if (cc.inplace) {
+    Y.v = R.v;
+    in.back() = Y.t;
+  }
+  ASSERT_EQ(run("Conv", at + actAttrs(kActs[cc.act]), in, &Y.t, 1, pool), 0);
+  EXPECT_TRUE(close(Y.v, want)) << "Conv " << at << " n=" << cc.n << " c=" << cc.c << " h=" << cc.h
+                                << " w=" << cc.w << " m=" << cc.m << " act=" << kActs[cc.act].name;
+}
+
+TEST_P(FastKernels, FastConvCases) {
+  std::mt19937 rng(4);
+  const ConvCase cases[] = {
+      // n  c   h   w   m  kh kw g  sh sw dh dw pt pl pb pr auto        bias   res    act
+      {1, 16, 9, 11, 24, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, false, 1},   // 1x1
+      {2, 7, 10, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 2},     // 3x3 pad 1
+      {1, 3, 23, 21, 16, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, false, 1},   // 7x7 s2 stem
+      {1, 8, 12, 12, 12, 3, 3, 4, 1, 1, 1, 1, 1, 0, 2, 1, "NOTSET", false, false, 0},  // groups, asym
+      {2, 12, 11, 9, 12, 3, 3, 12, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},   // depthwise
+      {1, 10, 14, 15, 10, 3, 3, 10, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 5}, // dw s2
+      {1, 4, 9, 9, 8, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 3},      // dw x2
+      {1, 6, 15, 14, 9, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2, "NOTSET", true, false, 4},    // dilation 2
+      {1, 5, 13, 17, 7, 3, 5, 1, 2, 1, 1, 1, 0, 0, 0, 0, "SAME_UPPER", true, true, 6},
+      {1, 5, 13, 16, 7, 4, 4, 1, 2, 2, 1, 1, 0, 0, 0, 0, "SAME_LOWER", false, false, 7},
+      {1, 9, 10, 10, 11, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, "VALID", true, false, 8},
+      {1, 32, 8, 8, 40, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, "NOTSET", true, false, 9},    // 1x1 s2
+      {1, 64, 7, 7, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 10},
+      {1, 3, 5, 40, 3, 1, 3, 1, 1, 3, 1, 1, 0, 2, 0, 1, "NOTSET", true, false, 11},    // 1x3 s3
+      {3, 4, 6, 6, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},       // batch x groups
+      {1, 2, 5, 5, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, false, 0},      // tiny M (gemv)
+      {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 1},  // multi-block
+      {1, 40, 9, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1, true},  // in-place res
+      {1, 6, 9, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 2, true},    // dw in-place
+  };
+  for (const auto& cc : cases) checkConv(pool(), rng, cc);
+}
+
+// ---- Pools --------------------------------------------------------------------------------------
+
+void checkPool(mgrt::ThreadPool* pool, std::mt19937& rng, bool isMax, int64_t n, int64_t c, int64_t h,
+               int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, std::vector<int64_t> pads,
+               const char* autoPad, bool ceil, bool countPad) {
+  mgrt::SpatialAttrs sa;
+  sa.kernelShape = {kh, kw};
+  sa.strides = {sh, sw};
+  sa.pads = pads;
+  sa.ceilMode = ceil;
+  ASSERT_TRUE(mgrt::parseAutoPad(autoPad, &sa.autoPad));
+  mgrt::SpatialGeometry g;
+  ASSERT_EQ(mgrt::resolveConvGeometry("Pool", {h, w}, {kh, kw}, sa, &g), "");
+  int64_t oh = g.out[0], ow = g.out[1];
+  Buf X({n, c, h, w}, rng), Y({n, c, oh, ow}, rng, false);
+  std::vector<double> want(Y.v.size());
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t hs = oy * sh - g.padBegin[0], ws = ox * sw - g.padBegin[1];
+        double mx = -INFINITY, sum = 0;
+        int64_t cnt = 0;
+        for (int64_t iy = hs; iy < hs + kh; ++iy)
+          for (int64_t ix = ws; ix < ws + kw; ++ix) {
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            float v = X.v[(p * h + iy) * w + ix];
+            mx = std::max<double>(mx, v);
+            sum += v;
+            ++cnt;
+          }
+        if (countPad) {
+          int64_t he = std::min(hs + kh, h + g.padEnd[0]), we = std::min(ws + kw, w + g.padEnd[1]);
+          cnt = (he - hs) * (we - ws);
+        }
+        want[(p * oh + oy) * ow + ox] = isMax ? mx : sum / cnt;
+      }
+  std::string at = "kernel_shape=i:" + std::to_string(kh) + "," + std::to_string(kw) +
+                   ";strides=i:" + std::to_string(sh) + "," + std::to_string(sw) +
+                   ";auto_pad=s:" + autoPad + ";ceil_mode=i:" + std::to_string(ceil) +
+                   ";count_include_pad=i:" + std::to_string(countPad);
+  if (!pads.empty())
+    at += ";pads=i:" + std::to_string(pads[0]) + "," + std::to_string(pads[1]) + "," +
+          std::to_string(pads[2]) + "," + std::to_string(pads[3]);
+  ASSERT_EQ(run(isMax ? "MaxPool" : "AveragePool", at, {X.t}, &Y.t, 1, pool), 0);
+  EXPECT_TRUE(close(Y.v, want)) << (isMax ? "MaxPool " : "AveragePool ") << at;
+}
+
+TEST_P(FastKernels, FastPools) {
+  std::mt19937 rng(5);
+  for (int isMax = 0; isMax < 2; ++isMax) {
+    checkPool(pool(), rng, isMax, 2, 3, 12, 12, 2, 2, 2, 2, {}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 4, 15, 15, 3, 3, 2, 2, {1, 1, 1, 1}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 4, 15, 15, 3, 3, 2, 2, {1, 1, 1, 1}, "NOTSET", false, true);
+    checkPool(pool(), rng, isMax, 1, 3, 14, 13, 3, 3, 2, 2, {0, 1, 2, 0}, "NOTSET", true, false);
+    checkPool(pool(), rng, isMax, 1, 3, 14, 13, 3, 3, 2, 2, {0, 1, 2, 0}, "NOTSET", true, true);
+    checkPool(pool(), rng, isMax, 1, 5, 9, 11, 3, 2, 1, 1, {}, "SAME_UPPER", false, false);
+    checkPool(pool(), rng, isMax, 1, 5, 9, 11, 4, 4, 3, 3, {}, "SAME_LOWER", false, true);
+    checkPool(pool(), rng, isMax, 2, 2, 7, 7, 7, 7, 1, 1, {}, "VALID", false, false);
+  }
+}
+
+TEST_P(FastKernels, FastGlobalAveragePool) {
+  std::mt19937 rng(6);
+  for (auto dims : std::vector<std::vector<int64_t>>{{2, 5, 7, 7}, {1, 3, 33}, {1, 2, 3, 4, 5}, {3, 4, 1, 1}}) {
+    Buf X(dims, rng);
+    Buf Y(std::vector<int64_t>(dims.size(), 1), rng, false);
+    Y.t.dims[0] = dims[0];
+    Y.t.dims[1] = dims[1];
+    Y.v.resize(dims[0] * dims[1]);
+    Y.t.data = Y.v.data();
+    int64_t sz = 1;
+    for (size_t i = 2; i < dims.size(); ++i) sz *= dims[i];
+    std::vector<double> want(dims[0] * dims[1]);
+    for (size_t p = 0; p < want.size(); ++p) {
+      double s = 0;
+      for (int64_t i = 0; i < sz; ++i) s += X.v[p * sz + i];
+      want[p] = s / sz;
+    }
+    ASSERT_EQ(run("GlobalAveragePool", "", {X.t}, &Y.t, 1, pool()), 0);
+    EXPECT_TRUE(close(Y.v, want));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, FastKernels, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return "T" + std::to_string(i.param);
+                         });
+
+}  // namespace

@@ -1,0 +1,260 @@
+// kernel_bench: measures the optimized CPU kernels (runtime/cpu/f_*.cpp) the way generated packages
+// build them (-O3 -march=native): this core's FMA peak, SGEMM GFLOP/s on 1 and 2 threads, and
+// ResNet-50 / Inception / MobileNet conv layers and pools against the reference kernels (when the
+// reference table has them), with the max difference between the two as a sanity check.
+//   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time]
+// --threads 1 --cpu-time times by thread CPU time (meaningful on a shared, loaded machine).
+//   kernel_bench --gemm M N K [--reps N]   (one single-thread SGEMM, for perf stat -e cycles)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <time.h>
+
+#include "f_gemm.h"
+#include "k_nn_shapes.h"
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+#include "mg_threadpool.h"
+
+#if defined(__AVX512F__) || defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of the calling thread: on a loaded machine, single-thread timings by this clock leave
+// out the time the thread was preempted (wall-clock best-of-N cannot for runs longer than a slice).
+double threadCpuNow() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+bool gCpuClock = false;  // --cpu-time: single-thread runs timed by threadCpuNow
+
+// Best-of-reps seconds of fn (wall clock, or thread CPU time when single-threaded and gCpuClock).
+double timeIt(int reps, const std::function<void()>& fn, bool singleThread = false) {
+  fn();  // warm up
+  double (*clock)() = gCpuClock && singleThread ? threadCpuNow : now;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    double t = clock();
+    fn();
+    best = std::min(best, clock() - t);
+  }
+  return best;
+}
+
+// FMA throughput of one core: 16 independent accumulator chains.
+double peakGflops() {
+#if defined(__AVX512F__)
+  typedef __m512 V;
+  const int lanes = 16;
+#define MG_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define MG_SET(x) _mm512_set1_ps(x)
+#elif defined(__AVX__) && defined(__FMA__)
+  typedef __m256 V;
+  const int lanes = 8;
+#define MG_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define MG_SET(x) _mm256_set1_ps(x)
+#else
+  return 0.0;
+#endif
+#if defined(__AVX512F__) || (defined(__AVX__) && defined(__FMA__))
+  V m = MG_SET(0.9999f), c = MG_SET(1e-7f);
+  V a0 = MG_SET(0.f), a1 = MG_SET(.1f), a2 = MG_SET(.2f), a3 = MG_SET(.3f), a4 = MG_SET(.4f), a5 = MG_SET(.5f);
+  V a6 = MG_SET(.6f), a7 = MG_SET(.7f), a8 = MG_SET(.8f), a9 = MG_SET(.9f), a10 = MG_SET(1.f), a11 = MG_SET(1.1f);
+  const int64_t iters = 1000000;
+  double t = 1e30;
+  for (int rep = 0; rep < 30; ++rep) {  // best of 30 short runs: robust to other load on the core
+    double t0 = gCpuClock ? threadCpuNow() : now();
+    for (int64_t it = 0; it < iters; ++it) {
+      a0 = MG_FMA(a0, m, c); a1 = MG_FMA(a1, m, c); a2 = MG_FMA(a2, m, c); a3 = MG_FMA(a3, m, c);
+      a4 = MG_FMA(a4, m, c); a5 = MG_FMA(a5, m, c); a6 = MG_FMA(a6, m, c); a7 = MG_FMA(a7, m, c);
+      a8 = MG_FMA(a8, m, c); a9 = MG_FMA(a9, m, c); a10 = MG_FMA(a10, m, c); a11 = MG_FMA(a11, m, c);
+    }
+    t = std::min(t, (gCpuClock ? threadCpuNow() : now()) - t0);
+  }
+  V sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+  float tmp[16];
+  std::memcpy(tmp, &sum, sizeof(float) * lanes);
+  if (tmp[0] == 12345.f) std::printf(" ");
+  return 2.0 * lanes * 12 * iters / t / 1e9;
+#endif
+}
+
+struct Buf {
+  std::vector<float> v;
+  mgrt::Tensor t;
+  explicit Buf(std::vector<int64_t> dims, std::mt19937& rng) {
+    t.rank = static_cast<int>(dims.size());
+    int64_t n = 1;
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i], n *= dims[i];
+    v.resize(n);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    for (auto& x : v) x = d(rng);
+    t.data = v.data();
+    t.dtype = mgrt::kF32;
+  }
+};
+
+double maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]) / (1.0 + std::fabs(b[i])));
+  return m;
+}
+
+void benchGemm(int64_t M, int64_t N, int64_t K, mgrt::ThreadPool* p1, mgrt::ThreadPool* p2, int reps) {
+  std::mt19937 rng(7);
+  Buf A({M, K}, rng), B({K, N}, rng), C({M, N}, rng);
+  mgrt::fast::GemmSpec s;
+  s.m = M, s.n = N, s.k = K;
+  s.a = {A.v.data(), K, 1};
+  s.b = {B.v.data(), N, 1};
+  s.c = C.v.data();
+  s.ldc = N;
+  double flops = 2.0 * M * N * K;
+  double t1 = timeIt(reps, [&] { mgrt::fast::sgemm(s, p1); }, true);
+  double t2 = timeIt(reps, [&] { mgrt::fast::sgemm(s, p2); });
+  std::printf("sgemm %5lldx%5lldx%5lld   1 thread %7.1f GFLOP/s   %d threads %7.1f GFLOP/s\n",
+              (long long)M, (long long)N, (long long)K, flops / t1 / 1e9, p2 ? p2->threads() : 1,
+              flops / t2 / 1e9);
+}
+
+struct ConvLayer {
+  const char* name;
+  int64_t n, c, h, w, m, kh, kw, group, s, pt, pl;
+};
+
+void benchConv(const ConvLayer& L, mgrt::ThreadPool* pool, int reps, bool ref) {
+  std::mt19937 rng(8);
+  int64_t oh = (L.h + 2 * L.pt - L.kh) / L.s + 1, ow = (L.w + 2 * L.pl - L.kw) / L.s + 1;
+  Buf X({L.n, L.c, L.h, L.w}, rng), W({L.m, L.c / L.group, L.kh, L.kw}, rng), B({L.m}, rng);
+  Buf Y({L.n, L.m, oh, ow}, rng), Yr({L.n, L.m, oh, ow}, rng);
+  char spec[256];
+  std::snprintf(spec, sizeof(spec), "group=i:%lld;strides=i:%lld,%lld;pads=i:%lld,%lld,%lld,%lld;mg_act=s:Relu",
+                (long long)L.group, (long long)L.s, (long long)L.s, (long long)L.pt, (long long)L.pl,
+                (long long)L.pt, (long long)L.pl);
+  mgrt::Attrs a(spec);
+  mgrt::Tensor in[3] = {X.t, W.t, B.t};
+  mgrt::Ctx ctx;
+  ctx.pool = pool;
+  double flops = 2.0 * L.n * L.m * oh * ow * (L.c / L.group) * L.kh * L.kw;
+  double tf = timeIt(reps, [&] { mgrt::fConv(a, in, 3, &Y.t, 1, ctx); }, !pool);
+  std::printf("conv %-28s fast %8.3f ms %7.1f GFLOP/s", L.name, tf * 1e3, flops / tf / 1e9);
+  mgrt::KernelFn rk = ref ? mgrt::findKernel("Conv") : nullptr;
+  if (rk) {
+    mgrt::Ctx rctx;
+    rctx.pool = nullptr;
+    double (*clock)() = gCpuClock ? threadCpuNow : now;
+    double t = clock();
+    int rc = rk(a, in, 3, &Yr.t, 1, rctx);
+    double tr = clock() - t;
+    if (rc == 0)
+      std::printf("   ref %9.2f ms  speedup %6.1fx  maxdiff %.1e", tr * 1e3, tr / tf, maxDiff(Y.v, Yr.v));
+    else
+      std::printf("   ref failed: %s", rctx.error);
+  }
+  std::printf("\n");
+}
+
+void benchPool(const char* op, int64_t c, int64_t hw, int64_t k, int64_t s, int64_t pad,
+               mgrt::ThreadPool* pool, int reps, bool ref) {
+  std::mt19937 rng(9);
+  int64_t o = (hw + 2 * pad - k) / s + 1;
+  Buf X({1, c, hw, hw}, rng), Y({1, c, o, o}, rng), Yr({1, c, o, o}, rng);
+  char spec[200];
+  std::snprintf(spec, sizeof(spec), "kernel_shape=i:%lld,%lld;strides=i:%lld,%lld;pads=i:%lld,%lld,%lld,%lld",
+                (long long)k, (long long)k, (long long)s, (long long)s, (long long)pad, (long long)pad,
+                (long long)pad, (long long)pad);
+  mgrt::Attrs a(spec);
+  mgrt::Ctx ctx;
+  ctx.pool = pool;
+  mgrt::KernelFn f = mgrt::findFastKernel(op);
+  double tf = timeIt(reps, [&] { f(a, &X.t, 1, &Y.t, 1, ctx); }, !pool);
+  std::printf("%-12s %lldx%lldx%lld k%lld s%lld    fast %8.3f ms", op, (long long)c, (long long)hw,
+              (long long)hw, (long long)k, (long long)s, tf * 1e3);
+  mgrt::KernelFn rk = ref ? mgrt::findKernel(op) : nullptr;
+  if (rk) {
+    mgrt::Ctx rctx;
+    double (*clock)() = gCpuClock ? threadCpuNow : now;
+    double t = clock();
+    int rc = rk(a, &X.t, 1, &Yr.t, 1, rctx);
+    double tr = clock() - t;
+    if (rc == 0) std::printf("   ref %8.2f ms  speedup %5.1fx  maxdiff %.1e", tr * 1e3, tr / tf, maxDiff(Y.v, Yr.v));
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, reps = 5;
+  bool ref = true;
+  std::string only;
+  int gemm = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-ref")) ref = false;
+    else if (!std::strcmp(argv[i], "--cpu-time")) gCpuClock = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--gemm") && i + 3 < argc) gemm = i, i += 3;
+  }
+  if (gemm) {
+    int64_t M = std::atoll(argv[gemm + 1]), N = std::atoll(argv[gemm + 2]), K = std::atoll(argv[gemm + 3]);
+    std::mt19937 rng(7);
+    Buf A({M, K}, rng), B({K, N}, rng), C({M, N}, rng);
+    mgrt::fast::GemmSpec s;
+    s.m = M, s.n = N, s.k = K;
+    s.a = {A.v.data(), K, 1};
+    s.b = {B.v.data(), N, 1};
+    s.c = C.v.data();
+    s.ldc = N;
+    double t = timeIt(reps, [&] { mgrt::fast::sgemm(s, nullptr); }, true);
+    std::printf("sgemm %lldx%lldx%lld: %.1f GFLOP/s (best of %d), %.3g flop per run\n", (long long)M,
+                (long long)N, (long long)K, 2.0 * M * N * K / t / 1e9, reps, 2.0 * M * N * K);
+    return 0;
+  }
+  std::printf("micro-kernel %dx%d; measured single-core FMA peak %.1f GFLOP/s\n", mgrt::fast::gemmMR(),
+              mgrt::fast::gemmNR(), peakGflops());
+  std::unique_ptr<mgrt::ThreadPool> p2;
+  if (threads > 1) p2 = std::make_unique<mgrt::ThreadPool>(threads);
+  if (only.empty() || only == "sgemm") {
+    benchGemm(512, 512, 512, nullptr, p2.get(), reps);
+    benchGemm(1024, 1024, 1024, nullptr, p2.get(), reps);
+    benchGemm(256, 3136, 64, nullptr, p2.get(), reps);
+    benchGemm(1, 1000, 2048, nullptr, p2.get(), reps);
+  }
+  const ConvLayer layers[] = {
+      {"resnet conv1 7x7/2 3->64", 1, 3, 224, 224, 64, 7, 7, 1, 2, 3, 3},
+      {"resnet 1x1 64->64 @56", 1, 64, 56, 56, 64, 1, 1, 1, 1, 0, 0},
+      {"resnet 3x3 64->64 @56", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1},
+      {"resnet 1x1 64->256 @56", 1, 64, 56, 56, 256, 1, 1, 1, 1, 0, 0},
+      {"resnet 3x3/2 128 @56", 1, 128, 56, 56, 128, 3, 3, 1, 2, 1, 1},
+      {"resnet 1x1 1024->256 @14", 1, 1024, 14, 14, 256, 1, 1, 1, 1, 0, 0},
+      {"resnet 3x3 512->512 @7", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1},
+      {"inception 5x5 48->64 @35", 1, 48, 35, 35, 64, 5, 5, 1, 1, 2, 2},
+      {"inception 1x7 128->128 @17", 1, 128, 17, 17, 128, 1, 7, 1, 1, 0, 3},
+      {"resnext 3x3 g32 256 @28", 1, 256, 28, 28, 256, 3, 3, 32, 1, 1, 1},
+      {"mobilenet dw3x3 32 @112", 1, 32, 112, 112, 32, 3, 3, 32, 1, 1, 1},
+      {"mobilenet dw3x3/2 64 @112", 1, 64, 112, 112, 64, 3, 3, 64, 2, 1, 1},
+  };
+  for (const auto& L : layers)
+    if (only.empty() || std::strstr(L.name, only.c_str())) benchConv(L, p2.get(), reps, ref);
+  if (!only.empty()) return 0;
+  benchPool("MaxPool", 64, 112, 3, 2, 1, p2.get(), reps, ref);
+  benchPool("AveragePool", 256, 35, 3, 1, 1, p2.get(), reps, ref);
+  return 0;
+}
