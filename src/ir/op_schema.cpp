@@ -90,7 +90,11 @@ Status inferNode(Node& n) {
   if (!s->infer) return internalStatus("{}op '{}' has no shape inference", ctx, n.kind());
   InferContext ic(n);
   MG_RETURN_IF_ERROR(s->infer(ic).withContext(ctx));
+  constexpr int kMaxRank = 8;  // the runtime's limit (runtime/cpu/mg_runtime.h)
   for (Value* v : n.outputs()) {
+    if (v->rank() > kMaxRank)
+      return unsupported("{}result '{}' has rank {}; Magneto supports tensors of rank up to {}", ctx,
+                         v->name(), v->rank(), kMaxRank);
     if (v->dtype() == DType::kUndefined)
       return internalStatus("{}shape inference left result '{}' untyped", ctx, v->name());
     auto numel = checkedNumel(v->dims());
