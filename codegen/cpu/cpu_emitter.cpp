@@ -1,0 +1,143 @@
+// The CPU emitter (see include/magneto/codegen/cpu_emitter.h). Each table row is one line with a
+// comment naming the tensor or the ONNX node, so that a person reading NAME.cpp can follow the
+// program without the compiler. Rows come from the graph's value and node order and the memory
+// plan, nothing else, so the text is deterministic.
+#include "magneto/codegen/cpu_emitter.h"
+
+#include <fmt/format.h>
+
+#include "../../runtime/cpu/mg_kernels.h"
+#include "../../runtime/cpu/mg_runtime.h"
+#include "magneto/interp/interpreter.h"
+
+namespace magneto {
+
+std::string cpuKernelKind(const std::string& op) {
+  if (mgrt::findFastKernel(op.c_str())) return "fast";
+  if (mgrt::findKernel(op.c_str())) return "reference";
+  return "";
+}
+
+std::string cStringLiteral(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\' || c == '?') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\{:03o}", c);  // three octal digits: never swallows what follows
+    }
+  }
+  return out + "\"";
+}
+
+std::string commentSafe(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f && c != '\\') ? static_cast<char>(c) : '?';
+  return out;
+}
+
+namespace {
+
+const char* storageName(StorageKind k) {
+  switch (k) {
+    case StorageKind::kArena: return "kArena";
+    case StorageKind::kWeights: return "kWeights";
+    case StorageKind::kInput: return "kInput";
+    case StorageKind::kOutput: return "kOutput";
+  }
+  return "kArena";
+}
+
+std::string valueRef(const Value* v) { return v ? "%" + commentSafe(v->name()) : "_"; }
+
+std::string nodeSignature(const Node& n) {
+  std::string s;
+  for (size_t i = 0; i < n.numOutputs(); ++i) s += (i ? ", " : "") + valueRef(n.output(i));
+  s += " = " + commentSafe(n.kind()) + "(";
+  for (size_t i = 0; i < n.numInputs(); ++i) s += (i ? ", " : "") + valueRef(n.input(i));
+  return s + ")";
+}
+
+}  // namespace
+
+Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
+                      const std::vector<std::string>& inputNames,
+                      const std::vector<std::string>& outputNames) {
+  // Slots: every value with storage, in creation order.
+  std::map<const Value*, int> slot;
+  std::string slots;
+  for (const Value* v : g.values()) {
+    const Storage* st = plan.find(v);
+    if (!st) continue;
+    if (v->rank() > mgrt::kMaxRank)
+      return unsupported("value '{}' has rank {}; the CPU runtime supports rank up to {}",
+                         v->name(), v->rank(), mgrt::kMaxRank);
+    int index = static_cast<int>(slot.size());
+    slot[v] = index;
+    int64_t where = st->kind == StorageKind::kInput || st->kind == StorageKind::kOutput
+                        ? st->index
+                        : st->offset;
+    int64_t bytes = v->type().numel() * static_cast<int64_t>(dtypeSize(v->dtype()));
+    std::string dims;
+    for (int i = 0; i < v->rank(); ++i) dims += fmt::format("{}{}", i ? ", " : "", v->dims()[i]);
+    if (dims.empty()) dims = "0";
+    slots += fmt::format("    {{{}, {}, {}, {}, {}, {{{}}}}},  // #{} %{} {}\n",
+                         static_cast<int>(v->dtype()), v->rank(), storageName(st->kind), where,
+                         bytes, dims, index, commentSafe(v->name()), v->type().str());
+  }
+
+  std::string inputs, outputs;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value* v = g.inputs()[i];
+    std::string name = inputNames.size() == g.inputs().size() ? inputNames[i] : v->name();
+    inputs += fmt::format("    {{{}, {}}},  // %{}\n", cStringLiteral(name), slot.at(v),
+                          commentSafe(v->name()));
+  }
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value* v = g.outputs()[i];
+    if (!slot.count(v)) return internalStatus("graph output '{}' has no slot", v->name());
+    std::string name = outputNames.size() == g.outputs().size() ? outputNames[i] : v->name();
+    outputs += fmt::format("    {{{}, {}}},  // %{}\n", cStringLiteral(name), slot.at(v),
+                           commentSafe(v->name()));
+  }
+
+  std::string io, steps;
+  int ioPos = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Node& n = *plan.steps[i];
+    std::string row;
+    for (const Value* v : n.inputs()) row += fmt::format(" {},", v ? slot.at(v) : -1);
+    row += " /* -> */";
+    for (const Value* v : n.outputs()) row += fmt::format(" {},", slot.at(v));
+    io += fmt::format("    /* #{} */{}\n", i, row);
+    steps += fmt::format("    {{{}, {}, {}, {}, {}, {}}},  // #{} {}: {}\n", cStringLiteral(n.kind()),
+                         cStringLiteral(n.name()), cStringLiteral(encodeAttrs(n)), ioPos,
+                         n.numInputs(), n.numOutputs(), i, commentSafe(n.name()),
+                         nodeSignature(n));
+    ioPos += static_cast<int>(n.numInputs() + n.numOutputs());
+  }
+
+  std::string copies;
+  for (const OutputCopy& c : plan.copies)
+    copies += fmt::format("    {{{}, {}}},  // output {} <- %{}\n", c.output, slot.at(c.source),
+                          c.output, commentSafe(c.source->name()));
+
+  vars["NUM_SLOTS"] = std::to_string(slot.size());
+  vars["SLOT_TABLE"] = slots;
+  vars["NUM_INPUTS"] = std::to_string(g.inputs().size());
+  vars["INPUT_TABLE"] = inputs;
+  vars["NUM_OUTPUTS"] = std::to_string(g.outputs().size());
+  vars["OUTPUT_TABLE"] = outputs;
+  vars["STEP_IO"] = io;
+  vars["NUM_STEPS"] = std::to_string(plan.steps.size());
+  vars["STEP_TABLE"] = steps;
+  vars["NUM_COPIES"] = std::to_string(plan.copies.size());
+  vars["COPY_TABLE"] = copies;
+  vars["ARENA_BYTES"] = std::to_string(plan.arenaBytes);
+  return Status::success();
+}
+
+}  // namespace magneto

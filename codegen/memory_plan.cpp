@@ -1,0 +1,188 @@
+// The memory planner (see include/magneto/codegen/memory_plan.h for the storage model).
+//
+// Arena placement is greedy best-fit over lifetimes: buffers are taken largest first (ties by the
+// step that defines them, then by value id, so the result never depends on pointer values); each
+// goes into the smallest gap between already placed buffers that are live at the same time, or
+// above them all when no gap fits. Tests: tests/unit/codegen_test.cpp (MemoryPlan.*).
+#include "magneto/codegen/memory_plan.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "magneto/ir/op_schema.h"
+
+namespace magneto {
+
+int64_t alignUp(int64_t bytes) {
+  return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+}
+
+namespace {
+
+Expected<int64_t> byteSize(const Value* v) {
+  if (v->dtype() == DType::kString || v->dtype() == DType::kUndefined || dtypeSize(v->dtype()) == 0)
+    return unsupported("value '{}' has element type {}, which generated code cannot hold",
+                       v->name(), dtypeName(v->dtype()));
+  MG_ASSIGN_OR_RETURN(int64_t n, checkedNumel(v->dims()));
+  return n * static_cast<int64_t>(dtypeSize(v->dtype()));
+}
+
+// A value whose bytes live in the arena (an intermediate that is not a graph output).
+bool isArenaValue(const Value* v) {
+  return v->producer() != nullptr && !v->isGraphInput() && !v->isConstant() && !v->isGraphOutput();
+}
+
+bool canAlias(const Node* n) {
+  const OpSchema* s = OpRegistry::instance().find(n->kind());
+  if (!s || !s->has(kView) || n->numOutputs() != 1 || !n->hasInput(0)) return false;
+  const Value* in = n->input(0);
+  const Value* out = n->output(0);
+  if (!isArenaValue(in) || out->isGraphOutput()) return false;
+  if (in->dtype() != out->dtype()) return false;
+  auto a = checkedNumel(in->dims()), b = checkedNumel(out->dims());
+  return a.ok() && b.ok() && a.value() == b.value();
+}
+
+void placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
+  std::stable_sort(buffers.begin(), buffers.end(), [](const ArenaBuffer& a, const ArenaBuffer& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.first != b.first) return a.first < b.first;
+    return a.value->id() < b.value->id();
+  });
+  arenaBytes = 0;
+  std::vector<const ArenaBuffer*> placed;
+  for (ArenaBuffer& buf : buffers) {
+    if (buf.bytes == 0) {
+      buf.offset = 0;  // nothing is read or written; any in-range pointer will do
+      continue;
+    }
+    std::vector<const ArenaBuffer*> live;
+    for (const ArenaBuffer* p : placed)
+      if (p->first <= buf.last && buf.first <= p->last) live.push_back(p);
+    std::sort(live.begin(), live.end(), [](const ArenaBuffer* a, const ArenaBuffer* b) {
+      return a->offset != b->offset ? a->offset < b->offset : a->bytes < b->bytes;
+    });
+    int64_t cursor = 0;
+    int64_t best = -1, bestGap = std::numeric_limits<int64_t>::max();
+    for (const ArenaBuffer* p : live) {
+      int64_t gap = p->offset - cursor;
+      if (gap >= buf.bytes && gap < bestGap) {
+        best = cursor;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, p->offset + p->bytes);
+    }
+    buf.offset = best >= 0 ? best : cursor;
+    arenaBytes = std::max(arenaBytes, buf.offset + buf.bytes);
+    placed.push_back(&buf);
+  }
+}
+
+}  // namespace
+
+Expected<MemoryPlan> planMemory(const Graph& g) {
+  MemoryPlan plan;
+
+  // Graph inputs and outputs: the caller's buffers.
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    plan.storage[g.inputs()[i]] = Storage{StorageKind::kInput, 0, static_cast<int>(i)};
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const Value* v = g.outputs()[k];
+    MG_ASSIGN_OR_RETURN(int64_t bytes, byteSize(v));
+    (void)bytes;
+    bool produced = v->producer() != nullptr && !v->isGraphInput() && !v->isConstant();
+    if (produced && !plan.storage.count(v))
+      plan.storage[v] = Storage{StorageKind::kOutput, 0, static_cast<int>(k)};
+    else
+      plan.copies.push_back({static_cast<int>(k), v});
+  }
+
+  // Steps and aliases, in schedule order.
+  std::map<const Value*, const Value*> root;  // alias -> the value owning the bytes
+  std::map<const Node*, int> stepIndex;
+  for (Node* n : g.nodes()) {
+    if (canAlias(n)) {
+      const Value* in = n->input(0);
+      auto it = root.find(in);
+      root[n->output(0)] = it == root.end() ? in : it->second;
+      plan.aliasedViews.push_back(n);
+      continue;
+    }
+    stepIndex[n] = static_cast<int>(plan.steps.size());
+    plan.steps.push_back(n);
+  }
+
+  // Lifetimes of arena buffers (aliases extend their root's).
+  std::map<const Value*, ArenaBuffer> owners;
+  for (const Node* n : plan.steps) {
+    for (const Value* out : n->outputs()) {
+      if (!isArenaValue(out)) continue;
+      MG_ASSIGN_OR_RETURN(int64_t bytes, byteSize(out));
+      ArenaBuffer b;
+      b.value = out;
+      b.bytes = alignUp(bytes);
+      b.first = b.last = stepIndex.at(n);
+      owners[out] = b;
+    }
+  }
+  for (const Node* n : plan.steps) {
+    int at = stepIndex.at(n);
+    for (const Value* in : n->inputs()) {
+      if (!in) continue;
+      auto r = root.find(in);
+      const Value* owner = r == root.end() ? in : r->second;
+      auto it = owners.find(owner);
+      if (it != owners.end()) it->second.last = std::max(it->second.last, at);
+    }
+  }
+  for (const Node* n : plan.steps)
+    for (const Value* out : n->outputs())
+      if (owners.count(out)) plan.buffers.push_back(owners.at(out));
+  placeBuffers(plan.buffers, plan.arenaBytes);
+  for (const ArenaBuffer& b : plan.buffers)
+    plan.storage[b.value] = Storage{StorageKind::kArena, b.offset, 0};
+  for (const Node* n : plan.aliasedViews) {
+    const Value* out = n->output(0);
+    plan.storage[out] = plan.storage.at(root.at(out));
+  }
+
+  // Constants read by a step or copied to an output: the weights blob, in creation order.
+  std::map<const Value*, bool> needed;
+  for (const Node* n : plan.steps)
+    for (const Value* in : n->inputs())
+      if (in && in->isConstant()) needed[in] = true;
+  for (const OutputCopy& c : plan.copies)
+    if (c.source->isConstant()) needed[c.source] = true;
+  int64_t offset = 0;
+  for (const Value* v : g.values()) {
+    if (!needed.count(v)) continue;
+    const Tensor& t = v->constant();
+    MG_ASSIGN_OR_RETURN(int64_t bytes, byteSize(v));
+    if (!t.hasData())
+      return unsupported("constant '{}' has no data (an opaque blob from textual IR): cannot emit "
+                         "weights for it", v->name());
+    if (static_cast<int64_t>(t.byteSize()) != bytes)
+      return internalStatus("constant '{}' holds {} bytes, its type {} needs {}", v->name(),
+                            t.byteSize(), v->type().str(), bytes);
+    plan.storage[v] = Storage{StorageKind::kWeights, offset, 0};
+    plan.weights.push_back(v);
+    offset += alignUp(bytes);
+  }
+  plan.weightsBytes = offset;
+
+  // Anything a step touches must have a home by now.
+  for (const Node* n : plan.steps) {
+    for (const Value* v : n->inputs())
+      if (v && !plan.storage.count(v))
+        return internalStatus("{}: operand '{}' has no storage", n->describe(), v->name());
+    for (const Value* v : n->outputs()) {
+      if (plan.storage.count(v)) continue;
+      // A result that is a graph output listed only as a copy source cannot happen (first
+      // occurrence owns it); anything else is a planner bug.
+      return internalStatus("{}: result '{}' has no storage", n->describe(), v->name());
+    }
+  }
+  return plan;
+}
+
+}  // namespace magneto

@@ -1,0 +1,30 @@
+// The CPU emitter: the tables of a generated NAME.cpp (slots, steps, operands, copies) as template
+// values for codegen/templates/cpu/NAME.cpp.in. The glue code around them (create, run, the
+// handle registry) lives in the template; this file decides only what the model's program is.
+#pragma once
+
+#include <string>
+
+#include "magneto/codegen/memory_plan.h"
+#include "magneto/codegen/template.h"
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+
+namespace magneto {
+
+// Fills NUM_SLOTS, SLOT_TABLE, NUM_INPUTS, INPUT_TABLE, NUM_OUTPUTS, OUTPUT_TABLE, STEP_IO,
+// NUM_STEPS, STEP_TABLE, NUM_COPIES, COPY_TABLE, ARENA_BYTES into `vars`.
+// inputNames / outputNames: the interface names by position (empty: the values' names).
+Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
+                      const std::vector<std::string>& inputNames = {},
+                      const std::vector<std::string>& outputNames = {});
+
+// Whether the CPU runtime has a kernel for `op`, and which: "fast", "reference" or "".
+std::string cpuKernelKind(const std::string& op);
+
+// A C string literal for `s` (quotes included), escaping anything not plainly printable.
+std::string cStringLiteral(const std::string& s);
+// `s` made safe for a // comment (no line breaks, no trailing backslash effects).
+std::string commentSafe(const std::string& s);
+
+}  // namespace magneto

@@ -1,0 +1,40 @@
+// Building generated packages.
+//
+// Two ways, with the same sources:
+//   - buildWithCmake: the package's own CMakeLists.txt, exactly what a user runs
+//     (`magnetoc compile --build`).
+//   - buildRunnerFast: what `check` and `bench` use, because CI runs about a thousand checks. The
+//     runtime (the big part: every kernel) is compiled once into a static library cached under
+//     the cache folder, keyed by a hash of the runtime sources, the compiler and its flags; each
+//     package then needs one direct compiler call for its small generated file and its runner.
+//     The cache entry is built in a temporary folder and renamed into place, so parallel checks
+//     never see a half-built library.
+#pragma once
+
+#include <string>
+
+#include "magneto/driver/process.h"
+#include "magneto/support/status.h"
+
+namespace magneto {
+namespace driver {
+
+// cmake -S DIR -B DIR/build -DCMAKE_BUILD_TYPE=Release && cmake --build DIR/build -j2. On failure
+// (ErrorCode::kToolFailed) the message holds the tail of the log.
+Status buildWithCmake(const std::string& dir, const Reporter& rep);
+
+// The cached runtime library for `target` ("cpu"), built on first use. `arch` is the -march
+// value ("" means native).
+Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std::string& arch,
+                                           const Reporter& rep);
+
+// Builds DIR/build-fast/NAME_runner against the cached runtime; returns the runner's path.
+Expected<std::string> buildRunnerFast(const std::string& dir, const std::string& name,
+                                      bool embeddedWeights, const std::string& arch,
+                                      const Reporter& rep);
+
+// The hash of the runtime sources and fast-build flags (part of bench's cache key).
+Expected<std::string> runtimeKey(const std::string& target, const std::string& arch);
+
+}  // namespace driver
+}  // namespace magneto

@@ -1,0 +1,84 @@
+// The magnetoc commands as library functions: compile, check, bench. tools/magnetoc.cpp parses
+// the command line (src/driver/cli.cpp) and calls these; tests may call them directly.
+//
+// Pipeline of every command: importOnnx -> runPipeline (the target's default pipeline or
+// --passes; the verifier after each pass with --verify-each and in debug builds) -> memory plan
+// -> package -> (build) -> (run).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "magneto/codegen/package.h"
+#include "magneto/driver/process.h"
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+
+namespace magneto {
+namespace driver {
+
+struct CommonOptions {
+  int verbosity = 1;                 // 0: -q, 1: default, 2: -v
+  std::set<std::string> printAfter;  // pass names, "import", or "*"
+  std::set<std::string> debugOnly;
+  bool verifyEach = false;
+};
+
+struct CompileOptions {
+  std::string model;
+  std::string outDir;
+  std::string target = "cpu";
+  std::string arch;  // cpu: the -march of fast builds ("" = native)
+  std::string name;  // "" = from the model's file name
+  std::map<std::string, Dims> shapes;
+  std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
+  bool weightsFile = false;
+  std::string passes;  // "" = the default pipeline
+  bool passesGiven = false;
+  bool parallelOpt = true;
+  bool build = false;
+  CommonOptions common;
+};
+
+struct CompileResult {
+  std::string outDir;
+  std::string name;
+  PackageSummary summary;
+  std::unique_ptr<Graph> graph;  // the graph the package was generated from
+  std::vector<std::string> inputNames, outputNames;  // the model's, by position
+};
+
+// Checks that the target is implemented: "cpu"; "cuda" / "hip" are unsupported for now.
+Status checkTarget(const std::string& target);
+
+Expected<CompileResult> compileModel(const CompileOptions& opts);
+
+struct CheckOptions {
+  CompileOptions compile;  // outDir unused (work dir)
+  std::vector<std::string> dataDirs;
+  bool emulate = false;
+  double rtol = 1e-3;
+  double atol = 1e-4;
+  int threads = 1;
+  std::string workDir;  // "" = a temporary folder, removed afterwards
+};
+
+// Returns true when every output of every data set is within tolerance.
+Expected<bool> checkModel(const CheckOptions& opts);
+
+struct BenchOptions {
+  CompileOptions compile;
+  int threads = 2;
+  int runs = 20;
+  int warmup = 3;
+  std::string workDir;  // "" = <cache>/bench
+};
+
+// Prints latencies; median_ms=X is the last line on stdout.
+Status benchModel(const BenchOptions& opts);
+
+}  // namespace driver
+}  // namespace magneto

@@ -1,0 +1,102 @@
+// `magnetoc bench`: compile + build (fast path, cached by a hash of the model and the options
+// in the work folder), then time the runner on seeded random inputs. The last line on stdout is
+// median_ms=X.
+#include <filesystem>
+
+#include "magneto/driver/build.h"
+#include "magneto/driver/commands.h"
+
+#ifndef MAGNETO_VERSION
+#define MAGNETO_VERSION "0.0.0"
+#endif
+
+namespace magneto {
+namespace driver {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What decides the built runner: the model's bytes, every compile option, the compiler version
+// and the runtime (through runtimeKey).
+Expected<std::string> benchKey(const BenchOptions& o) {
+  const CompileOptions& c = o.compile;
+  MG_ASSIGN_OR_RETURN(std::string model, readFile(c.model));
+  MG_ASSIGN_OR_RETURN(std::string rt, runtimeKey(c.target, c.arch));
+  uint64_t h = hashString(model);
+  std::string opts = fmt::format("v={};target={};arch={};name={};wf={};passes={}{};popt={};rt={};",
+                                 MAGNETO_VERSION, c.target, c.arch, c.name, c.weightsFile,
+                                 c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);
+  for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
+  h = hashString(opts, h);
+  return hashHex(h);
+}
+
+}  // namespace
+
+Status benchModel(const BenchOptions& o) {
+  Reporter rep(o.compile.common.verbosity);
+  MG_RETURN_IF_ERROR(checkTarget(o.compile.target));
+  if (o.threads < 1) return badInput("--threads must be at least 1");
+  if (o.runs < 1) return badInput("--runs must be at least 1");
+  std::string work = o.workDir;
+  if (work.empty()) {
+    MG_ASSIGN_OR_RETURN(std::string cache, cacheDir());
+    work = cache + "/bench";
+  }
+  MG_ASSIGN_OR_RETURN(std::string key, benchKey(o));
+  fs::path dir = fs::path(work) / key;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return badInput("--work-dir {}: cannot create it: {}", work, ec.message());
+
+  // The stamp names the runner of a finished build; a build cut short leaves none.
+  fs::path stamp = dir / "magnetoc_bench.stamp";
+  std::string runner;
+  if (auto s = readFile(stamp.string()); s.ok() && fs::is_regular_file(s.value(), ec)) {
+    runner = s.value();
+    rep.progress("using the cached build in " + dir.string());
+  } else {
+    CompileOptions co = o.compile;
+    co.outDir = (dir / "package").string();
+    co.build = false;
+    MG_ASSIGN_OR_RETURN(CompileResult r, compileModel(co));
+    rep.progress("building (fast path: cached runtime + one compiler call)");
+    MG_ASSIGN_OR_RETURN(runner, buildRunnerFast(r.outDir, r.name, !co.weightsFile, co.arch, rep));
+    MG_RETURN_IF_ERROR(writeFile(stamp.string(), runner));
+  }
+
+  rep.progress(fmt::format("timing {} runs after {} warm-up runs on {} thread(s)", o.runs, o.warmup,
+                           o.threads));
+  std::vector<std::string> cmd = {runner, "--runs", std::to_string(o.runs), "--warmup",
+                                  std::to_string(o.warmup), "--threads", std::to_string(o.threads),
+                                  "--seed", "1"};
+  if (o.compile.weightsFile) {
+    std::string name = o.compile.name.empty() ? packageNameFromPath(o.compile.model) : o.compile.name;
+    cmd.insert(cmd.end(), {"--weights", (dir / "package" / (name + "_weights.bin")).string()});
+  }
+  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
+  if (r.exitCode != 0)
+    return Status(ErrorCode::kToolFailed,
+                  fmt::format("the compiled model failed to run:\n{}", tailLines(r.output, 10)));
+  // The runner prints per-run lines, then threads/runs, min, mean and median (last).
+  std::string out;
+  size_t pos = 0;
+  while (pos < r.output.size()) {
+    size_t nl = r.output.find('\n', pos);
+    std::string line = r.output.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? r.output.size() : nl + 1;
+    if (line.rfind("run ", 0) == 0) {
+      rep.detail(line);
+      continue;
+    }
+    out += line + "\n";
+  }
+  if (out.find("median_ms=") == std::string::npos)
+    return Status(ErrorCode::kToolFailed, "the runner printed no median_ms: " + tailLines(r.output, 5));
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+  return Status::success();
+}
+
+}  // namespace driver
+}  // namespace magneto

@@ -1,0 +1,186 @@
+// Building generated packages: CMake, and the fast path with a cached runtime library (see
+// include/magneto/driver/build.h for why there are two).
+#include "magneto/driver/build.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "magneto/codegen/template.h"
+
+namespace magneto {
+namespace driver {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Flags of the cached runtime library: optimized, because bench times it.
+std::vector<std::string> runtimeFlags(const std::string& arch) {
+  return {"-std=c++17", "-O3", "-march=" + (arch.empty() ? std::string("native") : arch), "-fPIC",
+          "-DNDEBUG"};
+}
+
+Status toolFailed(const std::string& what, const ProcessResult& r, const std::string& log) {
+  return Status(ErrorCode::kToolFailed,
+                fmt::format("{} failed (exit status {}). The end of the log{}:\n{}", what,
+                            r.exitCode, log.empty() ? "" : " (full log: " + log + ")",
+                            tailLines(r.output, 30)));
+}
+
+std::string compilerIdentity() {
+  static std::once_flag once;
+  static std::string id;
+  std::call_once(once, [] {
+    auto r = runProcess({cxxCompiler(), "--version"});
+    id = cxxCompiler() + "\n" + (r.ok() ? r->output.substr(0, r->output.find('\n')) : "?");
+  });
+  return id;
+}
+
+}  // namespace
+
+Status buildWithCmake(const std::string& dir, const Reporter& rep) {
+  fs::path build = fs::path(dir) / "build";
+  std::error_code ec;
+  fs::create_directories(build, ec);
+  std::string log = (build / "magnetoc_build.log").string();
+  std::vector<std::vector<std::string>> cmds = {
+      {"cmake", "-S", dir, "-B", build.string(), "-DCMAKE_BUILD_TYPE=Release"},
+      {"cmake", "--build", build.string(), "-j2"}};
+  std::string all;
+  for (const auto& cmd : cmds) {
+    rep.detail("running: " + commandLine(cmd));
+    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
+    all += "$ " + commandLine(cmd) + "\n" + r.output;
+    (void)writeFile(log, all);
+    if (r.exitCode != 0) return toolFailed("building the package with CMake", r, log);
+  }
+  return Status::success();
+}
+
+Expected<std::string> runtimeKey(const std::string& target, const std::string& arch) {
+  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
+  MG_ASSIGN_OR_RETURN(std::vector<std::string> files, runtimeSources(dir));
+  uint64_t h = hashString(compilerIdentity());
+  for (const std::string& f : runtimeFlags(arch)) h = hashString(f + "\n", h);
+  for (const std::string& f : files) {
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + f));
+    h = hashString(f + "\n" + std::to_string(text.size()) + "\n", h);
+    h = hashString(text, h);
+  }
+  return target + "-" + hashHex(h);
+}
+
+Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std::string& arch,
+                                           const Reporter& rep) {
+  MG_ASSIGN_OR_RETURN(std::string key, runtimeKey(target, arch));
+  MG_ASSIGN_OR_RETURN(std::string cache, cacheDir());
+  fs::path final = fs::path(cache) / ("runtime-" + key);
+  fs::path lib = final / "libmagneto_rt.a";
+  std::error_code ec;
+  if (fs::is_regular_file(lib, ec)) return lib.string();
+
+  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
+  MG_ASSIGN_OR_RETURN(std::vector<std::string> files, runtimeSources(dir));
+  std::vector<std::string> sources;
+  for (const std::string& f : files)
+    if (fs::path(f).extension() == ".cpp") sources.push_back(f);
+  MG_ASSIGN_OR_RETURN(std::string tmp, makeTempDir("runtime-" + key + ".tmp.", cache));
+  rep.progress(fmt::format("building the {} runtime once into the cache {}", target,
+                           final.string()));
+
+  // Objects are cached one by one, keyed by their source, every header and the flags, so that a
+  // change to one kernel file recompiles only that file.
+  uint64_t common = hashString(compilerIdentity());
+  for (const std::string& f : runtimeFlags(arch)) common = hashString(f + "\n", common);
+  for (const std::string& f : files) {
+    if (fs::path(f).extension() != ".h") continue;
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + f));
+    common = hashString(f + "\n" + text, common);
+  }
+  fs::path objDir = fs::path(cache) / "objects";
+  fs::create_directories(objDir, ec);
+
+  // Compile in parallel: a handful of jobs, each one compiler process.
+  std::vector<std::string> objects(sources.size());
+  std::vector<Status> errors(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + sources[i]));
+    objects[i] = (objDir / (fs::path(sources[i]).stem().string() + "-" +
+                            hashHex(hashString(sources[i] + "\n" + text, common)) + ".o"))
+                     .string();
+  }
+  std::mutex mu;
+  size_t next = 0;
+  auto worker = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= sources.size()) return;
+        i = next++;
+      }
+      std::error_code e;
+      if (fs::is_regular_file(objects[i], e)) continue;
+      std::string tmpObj = tmp + "/" + fs::path(sources[i]).stem().string() + ".o";
+      std::vector<std::string> cmd = {cxxCompiler()};
+      for (const std::string& f : runtimeFlags(arch)) cmd.push_back(f);
+      cmd.insert(cmd.end(), {"-c", dir + "/" + sources[i], "-o", tmpObj});
+      rep.detail("running: " + commandLine(cmd));
+      auto r = runProcess(cmd);
+      if (!r.ok()) errors[i] = r.status();
+      else if (r->exitCode != 0) errors[i] = toolFailed("compiling runtime/" + sources[i], r.value(), "");
+      else if (std::rename(tmpObj.c_str(), objects[i].c_str()) != 0 && !fs::is_regular_file(objects[i], e))
+        errors[i] = Status(ErrorCode::kToolFailed, "cannot store " + objects[i] + " in the cache");
+    }
+  };
+  unsigned hw = std::thread::hardware_concurrency();
+  size_t jobs = std::min<size_t>(sources.size(), std::max(2u, std::min(hw, 8u)));
+  std::vector<std::thread> pool;
+  for (size_t j = 0; j < jobs; ++j) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  for (const Status& s : errors)
+    if (!s.ok()) {
+      fs::remove_all(tmp, ec);
+      return s;
+    }
+  std::vector<std::string> ar = {"ar", "rcs", tmp + "/libmagneto_rt.a"};
+  ar.insert(ar.end(), objects.begin(), objects.end());
+  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(ar));
+  if (r.exitCode != 0) {
+    fs::remove_all(tmp, ec);
+    return toolFailed("archiving the runtime", r, "");
+  }
+  // Publish atomically; when another process got there first, use its library.
+  if (std::rename(tmp.c_str(), final.c_str()) != 0) fs::remove_all(tmp, ec);
+  if (!fs::is_regular_file(lib, ec))
+    return Status(ErrorCode::kToolFailed, fmt::format("cannot publish the runtime library to {}",
+                                                      final.string()));
+  return lib.string();
+}
+
+Expected<std::string> buildRunnerFast(const std::string& dir, const std::string& name,
+                                      bool embeddedWeights, const std::string& arch,
+                                      const Reporter& rep) {
+  MG_ASSIGN_OR_RETURN(std::string lib, cachedRuntimeLibrary("cpu", arch, rep));
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "build-fast", ec);
+  std::string runner = "build-fast/" + name + "_runner";
+  std::vector<std::string> cmd = {cxxCompiler(), "-std=c++17", "-O1",
+                                  "-march=" + (arch.empty() ? std::string("native") : arch),
+                                  "-DNDEBUG", "-I.", "-o", runner, name + ".cpp",
+                                  name + "_runner.cpp"};
+  if (embeddedWeights) cmd.insert(cmd.end(), {name + "_weights.S", "-Wa,-I."});
+  cmd.insert(cmd.end(), {lib, "-lpthread"});
+  rep.detail("running (in " + dir + "): " + commandLine(cmd));
+  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, dir));
+  std::string log = (fs::path(dir) / "build-fast" / "build.log").string();
+  (void)writeFile(log, "$ " + commandLine(cmd) + "\n" + r.output);
+  if (r.exitCode != 0) return toolFailed("compiling the package", r, log);
+  return (fs::path(dir) / runner).string();
+}
+
+}  // namespace driver
+}  // namespace magneto

@@ -1,0 +1,294 @@
+// `magnetoc check`: compile, build (fast path), run each data set's input_K.pb, compare with its
+// output_K.pb.
+//
+// Data sets are folders as in ONNX's backend tests and the model zoo (test_data_set_N with
+// input_K.pb / output_K.pb). Input K is the model's K-th graph input that is not an initializer
+// (or the input its TensorProto names). Inputs whose values decide output shapes are bound as
+// constants (the package is compiled for those values); inputs with symbolic dimensions get
+// their shape from the data. Data sets that need the same bindings and shapes share one build.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "../frontend/proto_file.h"
+#include "magneto/driver/build.h"
+#include "magneto/driver/commands.h"
+#include "magneto/driver/compare.h"
+#include "magneto/frontend/onnx_import.h"
+
+namespace magneto {
+namespace driver {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ModelInput {
+  std::string name;
+  bool staticShape = false;
+};
+
+// The model's graph inputs that are not initializers, in order.
+Expected<std::vector<ModelInput>> modelInputs(const std::string& path) {
+  onnx::ModelProto m;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  std::set<std::string> inits;
+  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+  std::vector<ModelInput> ins;
+  for (const auto& vi : m.graph().input()) {
+    if (inits.count(vi.name())) continue;
+    ModelInput in{vi.name(), false};
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+      in.staticShape = true;
+      for (const auto& d : vi.type().tensor_type().shape().dim())
+        if (!d.has_dim_value() || d.dim_value() < 0) in.staticShape = false;
+    }
+    ins.push_back(in);
+  }
+  return ins;
+}
+
+struct DataFile {
+  int index;
+  std::string path;
+};
+
+// input_K.pb or output_K.pb files of a folder, by K.
+std::vector<DataFile> listData(const std::string& dir, const std::string& prefix) {
+  std::vector<DataFile> files;
+  std::regex re(prefix + "_([0-9]+)\\.pb");
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    std::string f = e.path().filename().string();
+    if (std::regex_match(f, m, re)) files.push_back({std::stoi(m[1].str()), e.path().string()});
+  }
+  std::sort(files.begin(), files.end(),
+            [](const DataFile& a, const DataFile& b) { return a.index < b.index; });
+  return files;
+}
+
+struct DataSet {
+  std::string dir;
+  std::map<std::string, Tensor> inputs;  // by model input name
+  std::vector<Tensor> outputs;
+  std::string key;                       // bindings + shapes: data sets with equal keys share a build
+  std::map<std::string, Tensor> bindings;
+  std::map<std::string, Dims> shapes;
+};
+
+Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<ModelInput>& declared,
+                              const std::set<std::string>& shapeInputs,
+                              const CompileOptions& base, const Reporter& rep) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return badInput("--data {}: no such folder (expected a test_data_set_N folder with "
+                    "input_K.pb and output_K.pb files)",
+                    dir);
+  DataSet ds;
+  ds.dir = dir;
+  std::vector<DataFile> ins = listData(dir, "input"), outs = listData(dir, "output");
+  if (outs.empty()) return badInput("--data {}: no output_K.pb files to compare with", dir);
+  for (const DataFile& f : ins) {
+    std::string pbName;
+    MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path, &pbName));
+    std::string name;
+    for (const ModelInput& d : declared)
+      if (!pbName.empty() && d.name == pbName) name = pbName;
+    if (name.empty()) {
+      if (f.index < 0 || f.index >= static_cast<int>(declared.size()))
+        return badInput("{}: the model has {} inputs, so there is no input {} for this file", f.path,
+                        declared.size(), f.index);
+      name = declared[f.index].name;
+    }
+    ds.inputs[name] = t;
+  }
+  for (const DataFile& f : outs) {
+    MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path));
+    if (f.index != static_cast<int>(ds.outputs.size()))
+      return badInput("--data {}: output files are not numbered 0..N-1 (missing output_{}.pb)", dir,
+                      ds.outputs.size());
+    ds.outputs.push_back(t);
+  }
+  for (const ModelInput& d : declared) {
+    auto it = ds.inputs.find(d.name);
+    if (it == ds.inputs.end()) continue;
+    if (shapeInputs.count(d.name)) {
+      ds.bindings[d.name] = it->second;
+      ds.key += fmt::format("bind {} {} {:x};", d.name, it->second.type().str(), it->second.checksum());
+    } else if (!d.staticShape && !base.shapes.count(d.name)) {
+      ds.shapes[d.name] = it->second.dims();
+      ds.key += fmt::format("shape {} {};", d.name, dimsStr(it->second.dims()));
+    }
+  }
+  for (const auto& [name, t] : ds.bindings)
+    rep.progress(fmt::format("binding input '{}' to its value in the data ({}): it decides output "
+                             "shapes, so the package is compiled for that value",
+                             name, t.type().str()));
+  return ds;
+}
+
+std::string fmtErr(double v) { return fmt::format("{:.3g}", v); }
+
+// Runs one data set through a built runner; prints one line per output. Returns the number of
+// failed outputs (or lines that failed).
+Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const std::string& runner,
+                         const std::string& work, const CheckOptions& o) {
+  const Graph& g = *built.graph;
+  auto inName = [&](size_t i) {
+    return built.inputNames.size() == g.inputs().size() ? built.inputNames[i] : g.inputs()[i]->name();
+  };
+  auto outName = [&](size_t k) {
+    return built.outputNames.size() == g.outputs().size() ? built.outputNames[k] : g.outputs()[k]->name();
+  };
+  int failed = 0;
+  std::vector<std::string> cmd = {runner, "--quiet", "--threads", std::to_string(o.threads)};
+  if (o.compile.weightsFile)
+    cmd.insert(cmd.end(), {"--weights", built.outDir + "/" + built.name + "_weights.bin"});
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value* in = g.inputs()[i];
+    auto it = ds.inputs.find(inName(i));
+    if (it == ds.inputs.end()) {
+      std::printf("input %s: no input_K.pb in the data set [FAIL]\n", inName(i).c_str());
+      return 1;
+    }
+    if (it->second.type() != in->type()) {
+      std::printf("input %s: the data holds %s but the compiled model expects %s [FAIL]\n",
+                  inName(i).c_str(), it->second.type().str().c_str(), in->type().str().c_str());
+      return 1;
+    }
+    std::string path = work + "/input_" + std::to_string(i) + ".bin";
+    const Tensor& t = it->second;
+    MG_RETURN_IF_ERROR(writeFile(path, std::string(reinterpret_cast<const char*>(t.bytes()), t.byteSize())));
+    cmd.insert(cmd.end(), {"--input", path});
+  }
+  for (size_t k = 0; k < g.outputs().size(); ++k)
+    cmd.insert(cmd.end(), {"--output", work + "/output_" + std::to_string(k) + ".bin"});
+  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
+  if (r.exitCode != 0) {
+    std::printf("run: the compiled model failed [FAIL]\n%s", tailLines(r.output, 10).c_str());
+    return 1;
+  }
+  if (ds.outputs.size() != g.outputs().size()) {
+    std::printf("outputs: the model has %zu outputs but the data set has %zu output_K.pb files [FAIL]\n",
+                g.outputs().size(), ds.outputs.size());
+    ++failed;
+  }
+  size_t n = std::min(ds.outputs.size(), g.outputs().size());
+  for (size_t k = 0; k < n; ++k) {
+    const Value* v = g.outputs()[k];
+    MG_ASSIGN_OR_RETURN(std::string raw, readFile(work + "/output_" + std::to_string(k) + ".bin"));
+    Tensor got(v->type(), std::vector<uint8_t>(raw.begin(), raw.end()));
+    Comparison c = compareTensors(got, ds.outputs[k], o.rtol, o.atol);
+    if (!c.problem.empty()) {
+      std::printf("output %s: %s [FAIL]\n", outName(k).c_str(), c.problem.c_str());
+      ++failed;
+      continue;
+    }
+    std::string line = fmt::format("output {}: max_abs_err={} max_rel_err={} {}", outName(k),
+                                   fmtErr(c.maxAbsErr), fmtErr(c.maxRelErr), c.ok ? "ok" : "FAIL");
+    if (!c.ok)
+      line += fmt::format(" ({} of {} elements out of tolerance; first at {}: got {} expected {})",
+                          c.mismatches, got.numel(), c.firstBad, c.firstGot, c.firstExpected);
+    std::printf("%s\n", line.c_str());
+    if (!c.ok) ++failed;
+  }
+  std::fflush(stdout);
+  return failed;
+}
+
+}  // namespace
+
+Expected<bool> checkModel(const CheckOptions& o) {
+  Reporter rep(o.compile.common.verbosity);
+  MG_RETURN_IF_ERROR(checkTarget(o.compile.target));
+  if (o.emulate) rep.detail("--emulate has no effect for --target cpu");
+  if (o.dataDirs.empty())
+    return badInput("no data: add --data DIR (a test_data_set_N folder with input_K.pb and "
+                    "output_K.pb files)");
+  if (!(o.rtol >= 0) || !(o.atol >= 0)) return badInput("--rtol and --atol must be >= 0");
+  if (o.threads < 1) return badInput("--threads must be at least 1");
+
+  MG_ASSIGN_OR_RETURN(std::vector<ModelInput> declared, modelInputs(o.compile.model));
+  MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi, shapeDeterminingInputs(o.compile.model));
+  std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
+
+  std::vector<DataSet> sets;
+  for (const std::string& d : o.dataDirs) {
+    MG_ASSIGN_OR_RETURN(DataSet ds, loadDataSet(d, declared, shapeInputs, o.compile, rep));
+    sets.push_back(std::move(ds));
+  }
+
+  std::string work = o.workDir;
+  bool temporary = work.empty();
+  if (temporary) {
+    MG_ASSIGN_OR_RETURN(work, makeTempDir("magneto-check-"));
+  } else {
+    std::error_code ec;
+    fs::create_directories(work, ec);
+    if (ec) return badInput("--work-dir {}: cannot create it: {}", work, ec.message());
+  }
+  struct Built {
+    std::string key, runner;
+    CompileResult result;
+  };
+  std::vector<Built> builds;
+  int failedOutputs = 0, totalOutputs = 0;
+  Status error;
+  for (size_t i = 0; i < sets.size() && error.ok(); ++i) {
+    const DataSet& ds = sets[i];
+    Built* b = nullptr;
+    for (Built& x : builds)
+      if (x.key == ds.key) b = &x;
+    if (!b) {
+      CompileOptions co = o.compile;
+      co.outDir = work + "/package_" + std::to_string(builds.size());
+      co.build = false;
+      co.bindings = ds.bindings;
+      for (const auto& [name, dims] : ds.shapes) co.shapes[name] = dims;
+      auto r = compileModel(co);
+      if (!r.ok()) {
+        error = r.status();
+        break;
+      }
+      rep.progress("building (fast path: cached runtime + one compiler call)");
+      auto runner = buildRunnerFast(r->outDir, r->name, !co.weightsFile, co.arch, rep);
+      if (!runner.ok()) {
+        error = runner.status();
+        break;
+      }
+      builds.push_back({ds.key, runner.value(), std::move(r.value())});
+      b = &builds.back();
+    }
+    if (sets.size() > 1) std::printf("data set %s:\n", ds.dir.c_str());
+    std::string runDir = work + "/run_" + std::to_string(i);
+    std::error_code ec;
+    fs::create_directories(runDir, ec);
+    rep.progress("running on " + ds.dir);
+    auto failed = runDataSet(ds, b->result, b->runner, runDir, o);
+    if (!failed.ok()) {
+      error = failed.status();
+      break;
+    }
+    failedOutputs += failed.value();
+    totalOutputs += static_cast<int>(std::max(ds.outputs.size(), b->result.graph->outputs().size()));
+  }
+  if (temporary && o.compile.common.verbosity < 2) {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  } else {
+    rep.progress("work folder kept: " + work);
+  }
+  if (!error.ok()) return error;
+  if (failedOutputs == 0)
+    std::printf("check: PASS: %d output(s) in %zu data set(s) within rtol=%g atol=%g\n", totalOutputs,
+                sets.size(), o.rtol, o.atol);
+  else
+    std::printf("check: FAIL: %d of %d output(s) out of tolerance or mismatched (rtol=%g atol=%g)\n",
+                failedOutputs, totalOutputs, o.rtol, o.atol);
+  return failedOutputs == 0;
+}
+
+}  // namespace driver
+}  // namespace magneto

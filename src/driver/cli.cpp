@@ -1,0 +1,342 @@
+// The magnetoc command line (see include/magneto/driver/cli.h). Every flag is declared once, as
+// data (name, value, help, example), and both the parser and --help read that table, so the help
+// can never forget a flag.
+#include "magneto/driver/cli.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "magneto/driver/commands.h"
+#include "magneto/frontend/onnx_import.h"
+#include "magneto/passes/pass.h"
+
+#ifndef MAGNETO_VERSION
+#define MAGNETO_VERSION "0.0.0"
+#endif
+
+namespace magneto {
+namespace driver {
+namespace {
+
+enum Scope : unsigned {
+  kCompile = 1u << 0,
+  kCheck = 1u << 1,
+  kBench = 1u << 2,
+  kAll = kCompile | kCheck | kBench,
+  kModel = kAll,  // flags that shape the compiled model
+};
+
+struct Flag {
+  const char* name;
+  const char* alias;  // short form or nullptr
+  const char* value;  // metavariable, nullptr for a switch
+  unsigned scope;
+  const char* help;
+  const char* example;
+};
+
+const Flag kFlags[] = {
+    {"--output", "-o", "OUT_DIR", kCompile, "folder to write the package to (created if needed)",
+     "-o out/resnet"},
+    {"--target", nullptr, "T", kModel,
+     "code generation target: cpu (default); cuda and hip are not implemented yet",
+     "--target cpu"},
+    {"--arch", nullptr, "ARCH", kModel,
+     "target architecture; for cpu the -march of check/bench builds (default native; the "
+     "package's CMake has option NAME_NATIVE)",
+     "--arch x86-64-v3"},
+    {"--name", nullptr, "NAME", kModel,
+     "package name, a C identifier prefixing every symbol (default: from the model's file name)",
+     "--name resnet50"},
+    {"--shape", nullptr, "INPUT=DIMS", kModel,
+     "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
+     "--shape input=1x3x224x224"},
+    {"--weights-file", nullptr, nullptr, kModel,
+     "do not embed the weights: NAME_create(&m, PATH) loads NAME_weights.bin at run time",
+     "--weights-file"},
+    {"--passes", nullptr, "LIST", kModel,
+     "run these passes (comma separated) instead of the target's default pipeline",
+     "--passes fold,dce"},
+    {"--no-parallel-opt", nullptr, nullptr, kModel,
+     "leave out the parallel-branch optimizations of the default pipeline", "--no-parallel-opt"},
+    {"--build", nullptr, nullptr, kCompile,
+     "also build the package with its own CMake (OUT_DIR/build)", "--build"},
+    {"--data", nullptr, "DIR", kCheck,
+     "a test data folder with input_K.pb and output_K.pb (repeatable)",
+     "--data model/test_data_set_0"},
+    {"--emulate", nullptr, nullptr, kCheck,
+     "run GPU targets' code on the CPU (no effect for --target cpu)", "--emulate"},
+    {"--rtol", nullptr, "R", kCheck, "relative tolerance (default 1e-3)", "--rtol 1e-2"},
+    {"--atol", nullptr, "A", kCheck, "absolute tolerance (default 1e-4)", "--atol 1e-5"},
+    {"--threads", nullptr, "N", kCheck | kBench,
+     "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
+    {"--runs", nullptr, "N", kBench, "timed runs (default 20)", "--runs 50"},
+    {"--warmup", nullptr, "N", kBench, "untimed runs first (default 3)", "--warmup 5"},
+    {"--work-dir", nullptr, "DIR", kCheck | kBench,
+     "folder for packages and builds (check: default a temporary folder, removed unless -v; "
+     "bench: default the cache folder, builds reused by model hash)",
+     "--work-dir /tmp/mg"},
+    {"--print-ir-after", nullptr, "PASS", kAll,
+     "print the IR after PASS ('import' for the imported graph; repeatable)",
+     "--print-ir-after=fold"},
+    {"--print-ir-after-all", nullptr, nullptr, kAll, "print the IR after import and every pass",
+     "--print-ir-after-all"},
+    {"--debug-only", nullptr, "PASS", kAll, "trace the decisions of PASS on stderr",
+     "--debug-only=parallel-analysis"},
+    {"--verify-each", nullptr, nullptr, kAll,
+     "run the IR verifier after every pass (always on in debug builds)", "--verify-each"},
+    {"--verbose", "-v", nullptr, kAll, "more detail: import notes, commands run, per-run times",
+     "-v"},
+    {"--quiet", "-q", nullptr, kAll, "no progress lines on stderr", "-q"},
+    {"--help", "-h", nullptr, kAll, "this help", "--help"},
+};
+
+struct Command {
+  const char* name;
+  Scope scope;
+  const char* usage;
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"compile", kCompile,
+     "magnetoc compile MODEL.onnx -o OUT_DIR [--target cpu|cuda|hip] [--arch ARCH] [--name NAME]\n"
+     "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]",
+     "Compiles an ONNX model into a C library package: NAME.h, NAME.cpp, weights, runtime/,\n"
+     "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
+    {"check", kCheck,
+     "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
+     "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR]",
+     "Compiles the model, builds it (fast path: the runtime is compiled once into a cache), runs\n"
+     "each data set's input_K.pb and compares with output_K.pb, one line per output. Inputs that\n"
+     "decide output shapes are bound to the data's values; symbolic input dims take the data's\n"
+     "shape. Exit status 0 when every output is within |got-exp| <= atol + rtol*|exp|, else 1."},
+    {"bench", kBench,
+     "magnetoc bench MODEL.onnx [--target cpu] [--threads N] [--runs N] [--warmup N]\n"
+     "        [--shape INPUT=DIMS]... [--work-dir DIR]",
+     "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
+     "prints min_ms, mean_ms and, last, median_ms=X."},
+};
+
+void printTopHelp(std::FILE* f) {
+  std::fprintf(f,
+               "magnetoc %s: an ahead-of-time compiler from ONNX models to C libraries\n\n"
+               "usage: magnetoc COMMAND MODEL.onnx [options]\n\ncommands:\n",
+               MAGNETO_VERSION);
+  for (const Command& c : kCommands) std::fprintf(f, "  %-8s %s\n", c.name, c.usage + 9);
+  std::fprintf(f,
+               "\nmagnetoc COMMAND --help explains every option. magnetoc --version prints the "
+               "version.\n"
+               "Exit status: 0 ok, 1 bad input (or check out of tolerance), 2 not supported, 3 "
+               "internal error, 4 a tool (compiler, cmake) failed.\n"
+               "Environment: MAGNETO_HOME (templates and runtime), MAGNETO_CACHE_DIR (runtime and "
+               "bench cache), CXX (compiler of check/bench builds).\n");
+}
+
+void printCommandHelp(const Command& c) {
+  std::printf("usage: %s\n\n%s\n\noptions:\n", c.usage, c.summary);
+  for (const Flag& f : kFlags) {
+    if (!(f.scope & c.scope)) continue;
+    std::string head = f.alias ? std::string(f.alias) + ", " + f.name : std::string("    ") + f.name;
+    if (f.value) head += std::string(" ") + f.value;
+    std::printf("  %-28s %s\n  %-28s e.g. %s\n", head.c_str(), f.help, "", f.example);
+  }
+  if (c.scope == kCompile)
+    std::printf("\nThe passes: magneto-opt --list-passes. Default pipeline for cpu: %s\n",
+                defaultPipeline("cpu", true).c_str());
+}
+
+struct Parsed {
+  std::string model;
+  std::vector<std::pair<const Flag*, std::string>> flags;
+};
+
+int usageError(const std::string& cmd, const std::string& msg) {
+  std::fprintf(stderr, "magnetoc: error: %s\nSee 'magnetoc %s --help'.\n", msg.c_str(),
+               cmd.c_str());
+  return static_cast<int>(ErrorCode::kBadInput);
+}
+
+const Flag* findFlag(const std::string& name) {
+  for (const Flag& f : kFlags)
+    if (name == f.name || (f.alias && name == f.alias)) return &f;
+  return nullptr;
+}
+
+// Returns -1 on success, else the exit code (after printing the error).
+int parseArgs(const Command& c, int argc, char** argv, Parsed& p) {
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 1 && a[0] == '-') {
+      std::string name = a, value;
+      bool inlineValue = false;
+      size_t eq = a.find('=');
+      if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+        name = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        inlineValue = true;
+      }
+      const Flag* f = findFlag(name);
+      if (!f || !(f->scope & c.scope))
+        return usageError(c.name, "unknown option '" + name + "' for 'magnetoc " + c.name + "'");
+      if (f->value && !inlineValue) {
+        if (i + 1 >= argc)
+          return usageError(c.name, std::string("option ") + f->name + " needs a value, e.g. " + f->example);
+        value = argv[++i];
+      } else if (!f->value && inlineValue) {
+        return usageError(c.name, std::string("option ") + f->name + " takes no value");
+      }
+      p.flags.push_back({f, value});
+      continue;
+    }
+    if (!p.model.empty())
+      return usageError(c.name, "more than one model given ('" + p.model + "' and '" + a + "')");
+    p.model = a;
+  }
+  return -1;
+}
+
+bool parseNumber(const std::string& s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end && *end == '\0';
+}
+
+bool parseCount(const std::string& s, int lo, int& v) {
+  char* end = nullptr;
+  long long x = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || !end || *end != '\0' || x < lo || x > 1000000) return false;
+  v = static_cast<int>(x);
+  return true;
+}
+
+int reportError(const Status& s) {
+  std::string hint;
+  switch (s.code()) {
+    case ErrorCode::kUnsupported: hint = "\n(not supported yet; see docs/ for what is)"; break;
+    case ErrorCode::kInternal:
+      hint = "\nThis is a bug in Magneto, not in your model: please report it with the model and "
+             "the command line.";
+      break;
+    default: break;
+  }
+  std::fprintf(stderr, "magnetoc: error: %s%s\n", s.message().c_str(), hint.c_str());
+  return static_cast<int>(s.code());
+}
+
+int runCommand(const Command& c, int argc, char** argv) {
+  Parsed p;
+  if (int rc = parseArgs(c, argc, argv, p); rc >= 0) return rc;
+  for (const auto& [f, v] : p.flags)
+    if (std::string(f->name) == "--help") {
+      printCommandHelp(c);
+      return 0;
+    }
+  if (p.model.empty()) return usageError(c.name, "no model given: magnetoc " + std::string(c.name) + " MODEL.onnx ...");
+
+  CompileOptions co;
+  co.model = p.model;
+  CheckOptions ck;
+  BenchOptions bo;
+  bool threadsGiven = false;
+  int threads = 1;
+  for (const auto& [f, v] : p.flags) {
+    std::string n = f->name;
+    if (n == "--output") co.outDir = v;
+    else if (n == "--target") co.target = v;
+    else if (n == "--arch") co.arch = v == "native" ? "" : v;
+    else if (n == "--name") co.name = v;
+    else if (n == "--shape") {
+      size_t eq = v.rfind('=');
+      if (eq == std::string::npos || eq == 0)
+        return usageError(c.name, "--shape expects INPUT=DIMS, e.g. --shape input=1x3x224x224; got '" + v + "'");
+      auto dims = parseDims(v.substr(eq + 1));
+      if (!dims.ok()) return usageError(c.name, "--shape " + v + ": " + dims.status().message());
+      co.shapes[v.substr(0, eq)] = dims.value();
+    } else if (n == "--weights-file") co.weightsFile = true;
+    else if (n == "--passes") {
+      co.passes = v;
+      co.passesGiven = true;
+    } else if (n == "--no-parallel-opt") co.parallelOpt = false;
+    else if (n == "--build") co.build = true;
+    else if (n == "--data") ck.dataDirs.push_back(v);
+    else if (n == "--emulate") ck.emulate = true;
+    else if (n == "--rtol" || n == "--atol") {
+      double x;
+      if (!parseNumber(v, x) || !(x >= 0)) return usageError(c.name, n + " expects a number >= 0, got '" + v + "'");
+      (n == "--rtol" ? ck.rtol : ck.atol) = x;
+    } else if (n == "--threads") {
+      if (!parseCount(v, 1, threads)) return usageError(c.name, "--threads expects a number >= 1, got '" + v + "'");
+      threadsGiven = true;
+    } else if (n == "--runs") {
+      if (!parseCount(v, 1, bo.runs)) return usageError(c.name, "--runs expects a number >= 1, got '" + v + "'");
+    } else if (n == "--warmup") {
+      if (!parseCount(v, 0, bo.warmup)) return usageError(c.name, "--warmup expects a number >= 0, got '" + v + "'");
+    } else if (n == "--work-dir") ck.workDir = bo.workDir = v;
+    else if (n == "--print-ir-after") co.common.printAfter.insert(v);
+    else if (n == "--print-ir-after-all") co.common.printAfter.insert("*");
+    else if (n == "--debug-only") co.common.debugOnly.insert(v);
+    else if (n == "--verify-each") co.common.verifyEach = true;
+    else if (n == "--verbose") co.common.verbosity = 2;
+    else if (n == "--quiet") co.common.verbosity = 0;
+  }
+
+  std::string cmd = c.name;
+  if (cmd == "compile") {
+    if (co.outDir.empty()) return usageError(c.name, "no output folder: add -o OUT_DIR");
+    auto r = compileModel(co);
+    if (!r.ok()) return reportError(r.status());
+    Reporter(co.common.verbosity)
+        .progress(fmt::format("wrote {} ({} steps, arena {} bytes, weights {} bytes){}", co.outDir,
+                              r->summary.steps, r->summary.arenaBytes, r->summary.weightsBytes,
+                              co.build ? "; built in " + co.outDir + "/build" : ""));
+    return 0;
+  }
+  if (cmd == "check") {
+    ck.compile = co;
+    if (threadsGiven) ck.threads = threads;
+    auto r = checkModel(ck);
+    if (!r.ok()) return reportError(r.status());
+    return r.value() ? 0 : 1;
+  }
+  bo.compile = co;
+  if (threadsGiven) bo.threads = threads;
+  Status s = benchModel(bo);
+  return s.ok() ? 0 : reportError(s);
+}
+
+}  // namespace
+
+int runCli(int argc, char** argv) {
+  if (argc < 2) {
+    printTopHelp(stderr);
+    return static_cast<int>(ErrorCode::kBadInput);
+  }
+  std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    if (first == "help" && argc > 2)
+      for (const Command& c : kCommands)
+        if (argv[2] == std::string(c.name)) {
+          printCommandHelp(c);
+          return 0;
+        }
+    printTopHelp(stdout);
+    return 0;
+  }
+  if (first == "--version") {
+    std::printf("magnetoc %s\n", MAGNETO_VERSION);
+    return 0;
+  }
+  for (const Command& c : kCommands)
+    if (first == c.name) return runCommand(c, argc, argv);
+  std::fprintf(stderr,
+               "magnetoc: error: unknown command '%s'; the commands are compile, check and bench "
+               "(see 'magnetoc --help')\n",
+               first.c_str());
+  return static_cast<int>(ErrorCode::kBadInput);
+}
+
+}  // namespace driver
+}  // namespace magneto

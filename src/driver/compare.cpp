@@ -1,0 +1,106 @@
+// Tensor comparison for `magnetoc check` (see include/magneto/driver/compare.h).
+#include "magneto/driver/compare.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace magneto {
+namespace driver {
+
+namespace {
+
+double halfToDouble(uint16_t h) {
+  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exp == 0) return sign * std::ldexp(man, -24);
+  if (exp == 0x1f) return man ? NAN : sign * INFINITY;
+  return sign * std::ldexp(man + 1024, exp - 25);
+}
+
+double bf16ToDouble(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+double floatElement(const Tensor& t, int64_t i) {
+  const uint8_t* p = t.bytes();
+  uint16_t h;
+  switch (t.dtype()) {
+    case DType::kF16:
+      std::memcpy(&h, p + 2 * i, 2);
+      return halfToDouble(h);
+    case DType::kBF16:
+      std::memcpy(&h, p + 2 * i, 2);
+      return bf16ToDouble(h);
+    default:
+      return t.floatAt(i);
+  }
+}
+
+Comparison compareTensors(const Tensor& got, const Tensor& expected, double rtol, double atol) {
+  Comparison c;
+  if (got.dtype() != expected.dtype()) {
+    c.ok = false;
+    c.problem = fmt::format("element type {} but expected {}", dtypeName(got.dtype()),
+                            dtypeName(expected.dtype()));
+    return c;
+  }
+  if (got.dims() != expected.dims()) {
+    c.ok = false;
+    c.problem = fmt::format("shape [{}] but expected [{}]", dimsStr(got.dims()),
+                            dimsStr(expected.dims()));
+    return c;
+  }
+  if (!got.hasData() || !expected.hasData() || got.byteSize() != expected.byteSize()) {
+    c.ok = false;
+    c.problem = "missing or truncated data";
+    return c;
+  }
+  int64_t n = expected.numel();
+  bool exact = !isFloat(expected.dtype());
+  for (int64_t i = 0; i < n; ++i) {
+    double g, e;
+    bool bad;
+    if (exact) {
+      int64_t gi = got.intAt(i), ei = expected.intAt(i);
+      g = static_cast<double>(gi);
+      e = static_cast<double>(ei);
+      bad = gi != ei;
+      double d = std::fabs(g - e);
+      c.maxAbsErr = std::max(c.maxAbsErr, d);
+      if (std::fabs(e) > atol) c.maxRelErr = std::max(c.maxRelErr, d / std::fabs(e));
+    } else {
+      g = floatElement(got, i);
+      e = floatElement(expected, i);
+      if (std::isnan(e) || std::isnan(g)) {
+        bad = std::isnan(e) != std::isnan(g);
+        if (bad) c.maxAbsErr = c.maxRelErr = INFINITY;
+      } else if (std::isinf(e) || std::isinf(g)) {
+        bad = g != e;
+        if (bad) c.maxAbsErr = c.maxRelErr = INFINITY;
+      } else {
+        double d = std::fabs(g - e);
+        bad = d > atol + rtol * std::fabs(e);
+        c.maxAbsErr = std::max(c.maxAbsErr, d);
+        if (std::fabs(e) > atol) c.maxRelErr = std::max(c.maxRelErr, d / std::fabs(e));
+      }
+    }
+    if (bad) {
+      if (c.firstBad < 0) {
+        c.firstBad = i;
+        c.firstGot = g;
+        c.firstExpected = e;
+      }
+      ++c.mismatches;
+      c.ok = false;
+    }
+  }
+  return c;
+}
+
+}  // namespace driver
+}  // namespace magneto

@@ -1,0 +1,103 @@
+// `magnetoc compile`: ONNX model -> passes -> memory plan -> package (-> CMake build).
+#include <filesystem>
+
+#include "magneto/codegen/memory_plan.h"
+#include "magneto/codegen/package.h"
+#include "magneto/driver/build.h"
+#include "magneto/driver/commands.h"
+#include "magneto/frontend/onnx_import.h"
+#include "magneto/ir/text.h"
+#include "magneto/ir/verifier.h"
+#include "magneto/passes/pass.h"
+
+namespace magneto {
+namespace driver {
+namespace fs = std::filesystem;
+
+Status checkTarget(const std::string& target) {
+  if (target == "cpu") return Status::success();
+  if (target == "cuda" || target == "hip")
+    return unsupported("target '{}' is not implemented yet; use --target cpu", target);
+  return badInput("unknown target '{}'; choose cpu, cuda or hip", target);
+}
+
+Expected<CompileResult> compileModel(const CompileOptions& o) {
+  Reporter rep(o.common.verbosity);
+  MG_RETURN_IF_ERROR(checkTarget(o.target));
+  if (o.outDir.empty()) return badInput("no output folder: add -o OUT_DIR");
+  std::string name = o.name.empty() ? packageNameFromPath(o.model) : o.name;
+  if (!isValidPackageName(name))
+    return badInput("--name '{}' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*, at most 64 "
+                    "characters): it prefixes every symbol of the package",
+                    name);
+
+  // Import.
+  rep.progress("importing " + o.model);
+  ImportOptions io;
+  io.shapes = o.shapes;
+  io.bindings = o.bindings;
+  ImportInfo info;
+  MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(o.model, io, &info));
+  for (const std::string& n : info.notes) rep.detail("import: " + n);
+  rep.detail(fmt::format("imported {} nodes (opset {}, producer '{}')", g->numNodes(),
+                         info.opsetVersion, info.producer));
+  if (o.common.printAfter.count("import") || o.common.printAfter.count("*"))
+    std::fputs(("// ----- IR after import -----\n" + printGraph(*g)).c_str(), stdout);
+
+  // The interface keeps the imported names even when a pass replaces the values carrying them.
+  std::vector<std::string> inputNames, outputNames;
+  for (const Value* v : g->inputs()) inputNames.push_back(v->name());
+  for (const Value* v : g->outputs()) outputNames.push_back(v->name());
+
+  // Passes.
+  std::string pipelineText = o.passesGiven ? o.passes : defaultPipeline(o.target, o.parallelOpt);
+  MG_ASSIGN_OR_RETURN(auto pipeline, parsePipeline(pipelineText));
+  rep.progress(fmt::format("running passes: {}", pipelineText.empty() ? "(none)" : pipelineText));
+  PassContext ctx;
+  ctx.target = o.target;
+  ctx.parallelOpt = o.parallelOpt;
+  ctx.printAfter = o.common.printAfter;
+  ctx.printAfter.erase("import");
+  ctx.debugOnly = o.common.debugOnly;
+#ifndef NDEBUG
+  ctx.verifyEach = true;
+#else
+  ctx.verifyEach = o.common.verifyEach;
+#endif
+  ctx.out = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
+  MG_RETURN_IF_ERROR(runPipeline(*g, pipeline, ctx));
+  if (Status v = verifyGraph(*g); !v.ok())
+    return internalStatus("the IR after the passes is invalid (a compiler bug): {}\n{}", v.message(),
+                          printGraph(*g));
+
+  // Plan and emit.
+  rep.progress(fmt::format("generating the {} package '{}' in {}", o.target, name, o.outDir));
+  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
+  PackageOptions po;
+  po.name = name;
+  po.target = o.target;
+  po.model = fs::path(o.model).filename().string();
+  po.passes = pipelineText;
+  po.embedWeights = !o.weightsFile;
+  if (g->inputs().size() == inputNames.size()) po.inputNames = inputNames;
+  if (g->outputs().size() == outputNames.size()) po.outputNames = outputNames;
+  MG_ASSIGN_OR_RETURN(PackageSummary sum, writePackage(*g, plan, po, o.outDir));
+  rep.detail(fmt::format("{} steps ({} views aliased), arena {} bytes, weights {} bytes",
+                         sum.steps, sum.aliasedViews, sum.arenaBytes, sum.weightsBytes));
+
+  if (o.build) {
+    rep.progress("building with CMake in " + (fs::path(o.outDir) / "build").string());
+    MG_RETURN_IF_ERROR(buildWithCmake(o.outDir, rep));
+  }
+  CompileResult r;
+  r.outDir = o.outDir;
+  r.name = name;
+  r.summary = std::move(sum);
+  r.graph = std::move(g);
+  r.inputNames = po.inputNames;
+  r.outputNames = po.outputNames;
+  return r;
+}
+
+}  // namespace driver
+}  // namespace magneto

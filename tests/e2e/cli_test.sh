@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# End-to-end test of magnetoc: compile a tiny ONNX model (made with onnx.helper), build the package
+# with its own CMake, link it into a C program, install it and find_package it, check it against
+# numpy's output (and fail on a wrong one), bench it, --weights-file, determinism, help and errors.
+# usage: cli_test.sh BIN_DIR SOURCE_DIR        (exit 77: skipped, no python3 with onnx)
+set -uo pipefail
+bindir="$1"
+srcdir="$2"
+magnetoc="$bindir/magnetoc"
+here="$srcdir/tests/e2e"
+py=/usr/bin/python3
+work="$(mktemp -d "${TMPDIR:-/tmp}/magneto-cli-test.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+fails=0
+step() { echo "== $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_rc() {  # expect_rc CODE DESCRIPTION -- command...
+  local want="$1" what="$2"
+  shift 3
+  "$@" >"$work/out.txt" 2>"$work/err.txt"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    fail "$what: exit $rc, expected $want"
+    cat "$work/out.txt" "$work/err.txt" | tail -20
+  fi
+}
+
+if ! $py -c 'import onnx, numpy' 2>/dev/null; then
+  echo "skipped: $py with onnx and numpy is needed"
+  exit 77
+fi
+$py "$here/make_tiny_model.py" "$work/m" || { echo "cannot make the test model"; exit 1; }
+model="$work/m/tiny.onnx"
+
+step "help, version and bad arguments"
+expect_rc 0 "--help" -- "$magnetoc" --help
+grep -q "compile" "$work/out.txt" || fail "--help lists no commands"
+expect_rc 0 "--version" -- "$magnetoc" --version
+for cmd in compile check bench; do
+  expect_rc 0 "$cmd --help" -- "$magnetoc" $cmd --help
+  grep -q "e.g." "$work/out.txt" || fail "$cmd --help has no examples"
+done
+expect_rc 1 "unknown flag" -- "$magnetoc" compile "$model" -o "$work/x" --bogus
+grep -q "magnetoc: error: unknown option '--bogus'" "$work/err.txt" || fail "no message for a bad flag"
+expect_rc 1 "no -o" -- "$magnetoc" compile "$model"
+expect_rc 1 "missing model" -- "$magnetoc" compile "$work/nope.onnx" -o "$work/x"
+grep -q "magnetoc: error:" "$work/err.txt" || fail "no message for a missing model"
+expect_rc 2 "cuda target" -- "$magnetoc" compile "$model" -o "$work/x" --target cuda
+grep -q "target 'cuda' is not implemented yet" "$work/err.txt" || fail "no message for --target cuda"
+expect_rc 1 "bad shape" -- "$magnetoc" compile "$model" -o "$work/x" --shape x=1xfoo
+expect_rc 1 "bad name" -- "$magnetoc" compile "$model" -o "$work/x" --name 9lives
+
+step "compile --build"
+expect_rc 0 "compile --build" -- "$magnetoc" compile "$model" -o "$work/pkg" --name tiny --build -q
+for f in tiny.h tiny.cpp tiny_weights.bin tiny_weights.S CMakeLists.txt README.md report.json \
+         runtime/mg_runtime.h build/libtiny.a build/tiny_runner; do
+  [ -e "$work/pkg/$f" ] || fail "package lacks $f"
+done
+grep -q '"kernels": ' "$work/pkg/report.json" || fail "report.json has no kernels"
+if grep -rq "$work" "$work/pkg"/*.h "$work/pkg"/*.cpp "$work/pkg"/*.txt "$work/pkg"/*.json "$work/pkg"/*.md; then
+  fail "generated files contain an absolute path"
+fi
+
+step "determinism"
+expect_rc 0 "second compile" -- "$magnetoc" compile "$model" -o "$work/pkg2" --name tiny -q
+diff -r -q -x build "$work/pkg" "$work/pkg2" || fail "two compiles of the same model differ"
+
+step "link the package into a C program"
+cc -O1 -c "$here/use_tiny.c" -I "$work/pkg" -o "$work/use_tiny.o" &&
+  c++ "$work/use_tiny.o" "$work/pkg/build/libtiny.a" -lpthread -o "$work/use_tiny" ||
+  fail "cannot link the package into a C program"
+expect_rc 0 "C program" -- "$work/use_tiny" "$work/m/x.bin" "$work/m/y.bin"
+cat "$work/out.txt" "$work/err.txt"
+
+step "runner"
+expect_rc 0 "runner --info" -- "$work/pkg/build/tiny_runner" --info
+grep -q "input 0 x dtype=1 dims=1x3x8x8" "$work/out.txt" || fail "runner --info: $(cat "$work/out.txt")"
+
+step "install and find_package"
+expect_rc 0 "cmake --install" -- cmake --install "$work/pkg/build" --prefix "$work/prefix"
+mkdir -p "$work/app"
+cat >"$work/app/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.16)
+project(app C CXX)
+find_package(tiny REQUIRED)
+add_executable(app use_tiny.c)
+target_link_libraries(app PRIVATE tiny::tiny)
+set_target_properties(app PROPERTIES LINKER_LANGUAGE CXX)
+CMAKE
+cp "$here/use_tiny.c" "$work/app/"
+expect_rc 0 "find_package(tiny)" -- bash -c "cmake -S '$work/app' -B '$work/app/build' -DCMAKE_PREFIX_PATH='$work/prefix' && cmake --build '$work/app/build'"
+expect_rc 0 "installed package runs" -- "$work/app/build/app" "$work/m/x.bin" "$work/m/y.bin"
+
+step "check"
+expect_rc 0 "check" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0"
+grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check printed no ok line: $(cat "$work/out.txt")"
+expect_rc 1 "check against a wrong output" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_wrong" -q
+grep -q "output y: .*FAIL" "$work/out.txt" || fail "check printed no FAIL line"
+expect_rc 1 "check without data" -- "$magnetoc" check "$model"
+expect_rc 2 "check --target hip" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --target hip --emulate
+expect_rc 0 "check --weights-file --threads 2" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --weights-file --threads 2 -q
+
+step "--weights-file"
+expect_rc 0 "compile --weights-file" -- "$magnetoc" compile "$model" -o "$work/wf" --name tiny --weights-file -q
+[ -e "$work/wf/tiny_weights.S" ] && fail "--weights-file still writes tiny_weights.S"
+lib="$(ls -t "${MAGNETO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/magneto}"/runtime-cpu-*/libmagneto_rt.a 2>/dev/null | head -1)"
+if [ -n "$lib" ]; then
+  c++ -O1 -std=c++17 -I "$work/wf" "$work/wf/tiny.cpp" "$work/use_tiny.o" "$lib" -lpthread -o "$work/use_wf" ||
+    fail "cannot link the --weights-file package"
+  expect_rc 0 "weights from a file" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" "$work/wf/tiny_weights.bin"
+  expect_rc 2 "NULL weights path without embedded weights" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" -
+  grep -q "weights-file" "$work/err.txt" || fail "no message for a NULL weights path"
+  head -c 100 "$work/wf/tiny_weights.bin" >"$work/short.bin"
+  expect_rc 2 "truncated weights" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" "$work/short.bin"
+  grep -q "wrong size" "$work/err.txt" || fail "no message for truncated weights"
+else
+  fail "no cached runtime library found after check"
+fi
+
+step "bench"
+expect_rc 0 "bench" -- "$magnetoc" bench "$model" --runs 3 --threads 1 --work-dir "$work/bench" -q
+[ "$(tail -1 "$work/out.txt" | cut -d= -f1)" = "median_ms" ] || fail "bench's last line is not median_ms=: $(cat "$work/out.txt")"
+expect_rc 0 "bench (cached)" -- "$magnetoc" bench "$model" --runs 2 --work-dir "$work/bench"
+grep -q "using the cached build" "$work/err.txt" || fail "bench did not reuse its build"
+
+relu=/usr/share/libonnx-testdata/data/node/test_relu
+if [ -e "$relu/model.onnx" ]; then
+  step "ONNX backend test: test_relu"
+  expect_rc 0 "check test_relu" -- "$magnetoc" check "$relu/model.onnx" --data "$relu/test_data_set_0"
+  cat "$work/out.txt"
+fi
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "all passed"

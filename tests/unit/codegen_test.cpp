@@ -1,0 +1,276 @@
+// Code generator tests: the memory planner (no two live intermediates share bytes, views alias,
+// 64-byte alignment, outputs and copies), template rendering, and determinism of whole packages
+// (the same graph written twice gives byte-identical files).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "magneto/codegen/cpu_emitter.h"
+#include "magneto/codegen/memory_plan.h"
+#include "magneto/codegen/package.h"
+#include "magneto/codegen/template.h"
+#include "magneto/driver/compare.h"
+#include "magneto/ir/text.h"
+#include "magneto/ir/verifier.h"
+
+namespace magneto {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Graph> parse(const std::string& text) {
+  auto g = parseGraph(text, "test");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return nullptr;
+  Status s = verifyGraph(*g.value());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return std::move(g).value();
+}
+
+const Value* val(const Graph& g, const std::string& name) {
+  const Value* v = g.findValue(name);
+  EXPECT_NE(v, nullptr) << name;
+  return v;
+}
+
+// Every pair of arena buffers live at the same step occupies disjoint bytes.
+void expectNoLiveOverlap(const MemoryPlan& plan) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const ArenaBuffer& a = plan.buffers[i];
+    EXPECT_EQ(a.offset % kTensorAlignment, 0) << a.value->name();
+    EXPECT_LE(a.offset + a.bytes, plan.arenaBytes) << a.value->name();
+    for (size_t j = i + 1; j < plan.buffers.size(); ++j) {
+      const ArenaBuffer& b = plan.buffers[j];
+      bool liveTogether = a.first <= b.last && b.first <= a.last;
+      bool share = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+      if (a.bytes && b.bytes && liveTogether)
+        EXPECT_FALSE(share) << a.value->name() << " and " << b.value->name() << " overlap";
+    }
+  }
+}
+
+const char* kChain = R"(graph @main {
+  input %x : f32[4,100]
+  %a = Relu(%x)
+  %b = Relu(%a)
+  %c = Relu(%b)
+  %d = Relu(%c)
+  %e = Add(%d, %b)
+  %f = Relu(%e)
+  output %f
+})";
+
+TEST(MemoryPlan, NoTwoLiveIntermediatesOverlap) {
+  auto g = parse(kChain);
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->steps.size(), 6u);
+  EXPECT_EQ(plan->buffers.size(), 5u);  // a..e; f is the graph output
+  expectNoLiveOverlap(plan.value());
+  // 400 floats = 1600 bytes, aligned to 1600 (25 * 64). %b lives across %c and %d, so at most
+  // three buffers are live at once.
+  EXPECT_LE(plan->arenaBytes, 3 * 1600);
+  EXPECT_EQ(plan->find(val(*g, "f"))->kind, StorageKind::kOutput);
+  EXPECT_EQ(plan->find(val(*g, "x"))->kind, StorageKind::kInput);
+}
+
+TEST(MemoryPlan, ResultNeverSharesBytesWithItsOperand) {
+  auto g = parse(R"(graph @main {
+  input %x : f32[16]
+  %a = Relu(%x)
+  %b = Relu(%a)
+  %c = Relu(%b)
+  output %c
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->find(val(*g, "a"))->offset, plan->find(val(*g, "b"))->offset);
+  EXPECT_EQ(plan->arenaBytes, 128);  // two 64-byte slots, reused
+}
+
+TEST(MemoryPlan, ViewOfIntermediateAliases) {
+  auto g = parse(R"(graph @main {
+  input %x : f32[2,8]
+  const %s : i64[2] = dense<[4, 4]>
+  %a = Relu(%x)
+  %r = Reshape(%a, %s)
+  %b = Relu(%x)
+  %c = Relu(%b)
+  %d = Relu(%r)
+  output %c, %d
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->aliasedViews.size(), 1u);
+  EXPECT_EQ(plan->steps.size(), 4u);
+  const Storage* a = plan->find(val(*g, "a"));
+  const Storage* r = plan->find(val(*g, "r"));
+  ASSERT_TRUE(a && r);
+  EXPECT_EQ(r->kind, StorageKind::kArena);
+  EXPECT_EQ(r->offset, a->offset);
+  // %a's buffer lives until %d reads the alias (the last step), so %b may not take its bytes.
+  for (const ArenaBuffer& b : plan->buffers)
+    if (b.value == val(*g, "a")) EXPECT_EQ(b.last, 3);
+  EXPECT_NE(plan->find(val(*g, "b"))->offset, a->offset);
+  expectNoLiveOverlap(plan.value());
+}
+
+TEST(MemoryPlan, ViewsOfInputsAndViewsThatAreOutputsRun) {
+  auto g = parse(R"(graph @main {
+  input %x : f32[2,8]
+  const %s : i64[2] = dense<[4, 4]>
+  %r = Reshape(%x, %s)
+  %a = Relu(%r)
+  %o = Reshape(%a, %s)
+  output %o
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->aliasedViews.empty());
+  EXPECT_EQ(plan->steps.size(), 3u);
+  EXPECT_EQ(plan->find(val(*g, "o"))->kind, StorageKind::kOutput);
+  EXPECT_EQ(plan->find(val(*g, "s"))->kind, StorageKind::kWeights);
+}
+
+TEST(MemoryPlan, OutputsThatNoStepWritesAreCopies) {
+  auto g = parse(R"(graph @main {
+  input %x : f32[3]
+  const %k : f32[3] = dense<[1.0, 2.0, 3.0]>
+  %a = Add(%x, %k)
+  output %a, %x, %k, %a
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->copies.size(), 3u);
+  EXPECT_EQ(plan->copies[0].output, 1);
+  EXPECT_EQ(plan->copies[1].output, 2);
+  EXPECT_EQ(plan->copies[2].output, 3);
+  EXPECT_EQ(plan->find(val(*g, "a"))->index, 0);
+  EXPECT_EQ(plan->weightsBytes, 64);
+}
+
+TEST(Template, RendersKeysAndSections) {
+  TemplateVars v{{"NAME", "m"}, {"ON", "1"}, {"OFF", "0"}, {"ROWS", "r1\nr2\n"}};
+  auto r = renderTemplate("a {{NAME}} ${{{NAME}}_X} {{#ON}}yes{{/ON}}{{^ON}}no{{/ON}}\n"
+                          "  {{#OFF}}\nhidden\n  {{/OFF}}\n  {{ROWS}}\nend {{{x}}}\n",
+                          v, "t");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r.value(), "a m ${m_X} yes\nr1\nr2\nend {{{x}}}\n");
+  EXPECT_FALSE(renderTemplate("{{MISSING}}", v, "t").ok());
+  EXPECT_FALSE(renderTemplate("{{#ON}} open", v, "t").ok());
+}
+
+TEST(CpuEmitter, EscapesStrings) {
+  EXPECT_EQ(cStringLiteral("a\"b\\c?\n"), "\"a\\\"b\\\\c\\?\\012\"");
+  EXPECT_EQ(commentSafe("x\ny\\"), "x?y?");
+  EXPECT_TRUE(isValidPackageName("tiny_1"));
+  EXPECT_FALSE(isValidPackageName("1tiny"));
+  EXPECT_FALSE(isValidPackageName("a-b"));
+  EXPECT_EQ(packageNameFromPath("/m/resnet-50.v1.onnx"), "resnet_50_v1");
+  EXPECT_EQ(packageNameFromPath("3d.onnx"), "m_3d");
+}
+
+std::map<std::string, std::string> readTree(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files[fs::relative(e.path(), dir).string()] = ss.str();
+  }
+  return files;
+}
+
+TEST(Package, DeterministicAndComplete) {
+  const char* text = R"(graph @main {
+  input %x : f32[2,8]
+  const %s : i64[2] = dense<[4, 4]>
+  const %w : f32[2,8] = random<3>
+  %a = Relu(%x)
+  %b = Add(%a, %w)
+  %c = Reshape(%b, %s)
+  %d = Relu(%c)
+  output %d
+})";
+  fs::path root = fs::temp_directory_path() / ("magneto_codegen_test_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  std::map<std::string, std::string> trees[2];
+  for (int i = 0; i < 2; ++i) {
+    auto g = parse(text);
+    ASSERT_TRUE(g);
+    auto plan = planMemory(*g);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    PackageOptions o;
+    o.name = "tiny";
+    o.model = "tiny.mlir";
+    o.passes = "fold,dce";
+    fs::path out = root / std::to_string(i);
+    auto sum = writePackage(*g, plan.value(), o, out.string());
+    ASSERT_TRUE(sum.ok()) << sum.status().message();
+    EXPECT_EQ(sum->steps, 3);
+    EXPECT_EQ(sum->aliasedViews, 1);
+    trees[i] = readTree(out);
+  }
+  EXPECT_EQ(trees[0].size(), trees[1].size());
+  for (const auto& [name, content] : trees[0]) {
+    ASSERT_TRUE(trees[1].count(name)) << name;
+    EXPECT_EQ(content, trees[1].at(name)) << name << " differs between two writes";
+  }
+  for (const char* f : {"tiny.h", "tiny.cpp", "tiny_weights.bin", "tiny_weights.S", "CMakeLists.txt",
+                        "README.md", "report.json", "tiny_runner.cpp", "tiny-config.cmake",
+                        "runtime/mg_runtime.h"})
+    EXPECT_TRUE(trees[0].count(f)) << f;
+  const std::string& cpp = trees[0]["tiny.cpp"];
+  EXPECT_NE(cpp.find("{\"Add\", "), std::string::npos);
+  EXPECT_EQ(cpp.find("{{NAME}}"), std::string::npos);
+  // Only %w: the shape operand of the aliased Reshape is read by no step.
+  EXPECT_EQ(trees[0]["tiny_weights.bin"].size(), 64u);
+  EXPECT_EQ(trees[0]["report.json"].find(root.string()), std::string::npos);  // no absolute paths
+  if (!::testing::Test::HasFailure()) fs::remove_all(root);
+}
+
+TEST(Package, RejectsBadNames) {
+  auto g = parse(kChain);
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok());
+  PackageOptions o;
+  o.name = "bad-name";
+  auto sum = writePackage(*g, plan.value(), o, (fs::temp_directory_path() / "magneto_bad").string());
+  ASSERT_FALSE(sum.ok());
+  EXPECT_EQ(sum.status().code(), ErrorCode::kBadInput);
+}
+
+}  // namespace
+}  // namespace magneto
+
+// `magnetoc check`'s comparison: tolerance formula, NaN equals NaN, integers exact, shape and
+// dtype mismatches reported as problems.
+namespace magneto {
+namespace {
+TEST(CheckCompare, ToleranceNaNAndExactIntegers) {
+  auto f = [](std::vector<float> v) { return Tensor::fromVector(DType::kF32, {(int64_t)v.size()}, v); };
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(driver::compareTensors(f({1.0f, nan}), f({1.0005f, nan}), 1e-3, 1e-4).ok);
+  auto bad = driver::compareTensors(f({1.0f, 2.0f}), f({1.0f, 2.1f}), 1e-3, 1e-4);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.firstBad, 1);
+  EXPECT_FALSE(driver::compareTensors(f({nan}), f({0.0f}), 1e-3, 1e-4).ok);
+  auto i = [](std::vector<int64_t> v) { return Tensor::fromVector(DType::kI64, {(int64_t)v.size()}, v); };
+  EXPECT_TRUE(driver::compareTensors(i({3, 4}), i({3, 4}), 1, 1).ok);
+  EXPECT_FALSE(driver::compareTensors(i({3, 4}), i({3, 5}), 1, 1).ok);  // exact despite tolerances
+  auto shape = driver::compareTensors(f({1.0f}), f({1.0f, 2.0f}), 1e-3, 1e-4);
+  EXPECT_FALSE(shape.ok);
+  EXPECT_FALSE(shape.problem.empty());
+}
+}  // namespace
+}  // namespace magneto
