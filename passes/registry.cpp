@@ -13,6 +13,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeCanonicalizePass);
     add(makeFoldPass);
     add(makeFoldBatchNormPass);
+    add(makeFoldPadPass);
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
     add(makeDcePass);
@@ -24,7 +25,7 @@ const std::vector<PassInfo>& allPasses() {
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = "canonicalize,fold,fold-batchnorm,fuse-epilogue,fuse-elementwise,dce";
+  std::string p = "canonicalize,fold,fold-batchnorm,fold-pad,fuse-epilogue,fuse-elementwise,dce";
   (void)target;
   (void)parallelOpt;
   return p;

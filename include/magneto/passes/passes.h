@@ -16,12 +16,14 @@ Expected<bool> canonicalize(Graph& g);
 Expected<bool> foldBatchNorm(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
 Expected<bool> fuseElementwise(Graph& g);
+Expected<bool> foldPads(Graph& g);
 
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
+std::unique_ptr<Pass> makeFoldPadPass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 

@@ -1,0 +1,166 @@
+// Loading an ONNX model before any graph is built.
+//
+//   parse (proto_file.cpp: a missing, empty, oversized or non-protobuf file is an error naming it)
+//   -> find the default-domain opset; refuse nodes from other domains (com.microsoft, ai.onnx.ml)
+//      and subgraphs (If, Loop, Scan)
+//   -> sort the nodes (onnx_topo_sort.cpp: the checker would reject an unsorted graph)
+//   -> opset < 7: ONNX's version converter upgrades to 7, so the importer only knows opsets 7..21
+//   -> opset <= 17: ONNX's checker (libonnx 1.12 knows opsets up to 17 and IR version 8)
+//   -> opset 18..21: imported with our own table, unchecked (noted in ImportInfo)
+//
+// libonnx reports problems by exceptions; none may escape, so every call into it is wrapped and the
+// exception becomes a Status.
+#include "onnx_loader.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <filesystem>
+
+#include "onnx_topo_sort.h"
+#include "proto_file.h"
+#include "tensor_proto.h"
+
+namespace magneto {
+namespace frontend {
+
+namespace {
+
+bool isDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+bool hasExternalData(const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer())
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) return true;
+  return false;
+}
+
+Status runOnnxChecker(const LoadedModel& m) {
+  try {
+    // With external data the checker must know the model's folder, which only the path overload
+    // sets (it parses the file again; only models with external data pay for that).
+    if (hasExternalData(m.model.graph()))
+      onnx::checker::check_model(m.path);
+    else
+      onnx::checker::check_model(m.model);
+  } catch (const onnx::checker::ValidationError& e) {
+    return badInput("{}: ONNX checker rejected the model: {}", m.path, e.what());
+  } catch (const std::exception& e) {
+    return badInput("{}: ONNX checker failed: {}", m.path, e.what());
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+std::string onnxNodeName(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name();
+}
+
+std::string describeOnnxNode(const onnx::NodeProto& n, int index) {
+  return fmt::format("node '{}' ({})", onnxNodeName(n, index), n.op_type());
+}
+
+Expected<std::unique_ptr<LoadedModel>> loadOnnxModel(const std::string& path, ImportInfo* info,
+                                                     bool runChecker) {
+  auto m = std::make_unique<LoadedModel>();
+  m->path = path;
+  m->dir = std::filesystem::path(path).parent_path().string();
+  if (m->dir.empty()) m->dir = ".";
+  MG_RETURN_IF_ERROR(readProtoFile(path, m->model, "ONNX model"));
+  onnx::ModelProto& model = m->model;
+  if (!model.has_graph())
+    return badInput("{}: not a valid ONNX model (it has no graph)", path);
+
+  ImportInfo local;
+  ImportInfo& inf = info ? *info : local;
+  inf.irVersion = model.ir_version();
+  inf.producer = model.producer_name();
+  if (!model.producer_version().empty()) inf.producer += " " + model.producer_version();
+
+  int64_t opset = -1;
+  for (const auto& imp : model.opset_import())
+    if (isDefaultDomain(imp.domain())) opset = imp.version();
+
+  const auto& nodes = model.graph().node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (!isDefaultDomain(nodes[i].domain()))
+      return unsupported(
+          "{}: {} is in domain '{}', which Magneto does not support (only the default ONNX "
+          "domain)",
+          path, describeOnnxNode(nodes[i], i), nodes[i].domain());
+    for (const auto& a : nodes[i].attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS ||
+          a.has_g() || a.graphs_size() > 0)
+        return unsupported(
+            "{}: {} has subgraph attribute '{}': control flow (If, Loop, Scan) is not supported",
+            path, describeOnnxNode(nodes[i], i), a.name());
+    }
+  }
+  if (opset < 0) {
+    if (model.ir_version() >= 3)
+      return badInput("{}: the model declares no opset for the default ONNX domain", path);
+    // IR versions 1 and 2 predate opset_import: their ops are opset 1.
+    opset = 1;
+    auto* imp = model.add_opset_import();
+    imp->set_domain("");
+    imp->set_version(1);
+    inf.notes.push_back("no opset_import (IR version < 3): assumed opset 1");
+  }
+  inf.opsetVersion = opset;
+  if (opset > kMaxOpset)
+    return unsupported("{}: opset {} is newer than Magneto supports (max {})", path, opset,
+                       kMaxOpset);
+  if (opset < 1) return badInput("{}: invalid opset version {}", path, opset);
+  if (model.graph().sparse_initializer_size() > 0)
+    return unsupported("{}: sparse initializers are not supported", path);
+  MG_RETURN_IF_ERROR(sortOnnxNodes(*model.mutable_graph(), path));
+  // Before ONNX's checker touches external files: refuse locations outside the model's folder.
+  for (const auto& t : model.graph().initializer()) {
+    Status s = checkExternalLocation(t, m->dir, "initializer '" + t.name() + "'");
+    if (!s.ok()) return s.withContext(path + ": ");
+  }
+
+  if (opset < kMinNativeOpset) {
+    if (runChecker) MG_RETURN_IF_ERROR(runOnnxChecker(*m));
+    try {
+      // Some adapters (Gemm 6 -> 7) need the shapes of intermediate tensors: infer them first.
+      // Inference failures are not fatal here; the converter reports what it lacks.
+      try {
+        onnx::shape_inference::InferShapes(model);
+      } catch (const std::exception&) {
+      }
+      model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinNativeOpset));
+    } catch (const std::exception& e) {
+      return unsupported("{}: cannot upgrade opset {} to {} with ONNX's version converter: {}",
+                         path, opset, kMinNativeOpset, e.what());
+    }
+    m->sourceOpset = opset;
+    opset = kMinNativeOpset;
+    inf.versionConverted = true;
+    inf.notes.push_back(
+        fmt::format("upgraded opset {} to {} with ONNX's version converter", inf.opsetVersion,
+                    kMinNativeOpset));
+  }
+  m->opset = opset;
+
+  if (!runChecker) return m;
+  if (opset > kMaxCheckedOpset) {
+    inf.notes.push_back(fmt::format(
+        "opset {} is newer than libonnx's checker knows ({}): imported unchecked", opset,
+        kMaxCheckedOpset));
+  } else if (model.ir_version() > onnx::Version::IR_VERSION) {
+    inf.notes.push_back(fmt::format(
+        "IR version {} is newer than libonnx's checker knows ({}): imported unchecked",
+        model.ir_version(), static_cast<int>(onnx::Version::IR_VERSION)));
+  } else if (!inf.versionConverted) {
+    MG_RETURN_IF_ERROR(runOnnxChecker(*m));
+    inf.checkerRan = true;
+  } else {
+    inf.checkerRan = true;  // checked before conversion
+  }
+  return m;
+}
+
+}  // namespace frontend
+}  // namespace magneto

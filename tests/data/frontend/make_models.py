@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+# Generates the small ONNX models of tests/unit/frontend_test.cpp (run with Debian's python3, which
+# has onnx 1.12 and numpy):  /usr/bin/python3 tests/data/frontend/make_models.py
+# Each model is a few hundred bytes; the files are committed, this script documents them.
+import os
+import random
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, ir=8, domains=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    m = helper.make_model(g, opset_imports=imports, producer_name="make_models.py")
+    m.ir_version = ir
+    return m
+
+
+def vi(name, dims, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+def f32(name, arr):
+    return numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name)
+
+
+def i64(name, arr):
+    return numpy_helper.from_array(np.asarray(arr, dtype=np.int64), name)
+
+
+# valid.onnx: old-style (the initializer 'b' is also listed as a graph input), Relu + Add + a
+# Constant node feeding Mul.
+b = f32("b", np.arange(4, dtype=np.float32))
+valid = model(
+    [helper.make_node("Relu", ["x"], ["r"], name="relu1"),
+     helper.make_node("Add", ["r", "b"], ["a"], name="add1"),
+     helper.make_node("Constant", [], ["two"], value=f32("", 2.0)),
+     helper.make_node("Mul", ["a", "two"], ["y"])],
+    [vi("x", [1, 3, 4, 4]), vi("b", [4])], [vi("y", [1, 3, 4, 4])], [b], ir=3, opset=9)
+save(valid, "valid.onnx")
+data = valid.SerializeToString()
+save_raw = lambda name, content: open(os.path.join(HERE, name), "wb").write(content)
+save_raw("empty.onnx", b"")
+save_raw("truncated.onnx", data[: len(data) * 2 // 3])
+rng = random.Random(7)
+save_raw("random.onnx", bytes([0x0a, 0xff, 0xff]) + bytes(rng.randrange(256) for _ in range(200)))
+
+# unknown_op.onnx: opset 18 (the checker does not run) with an op nobody defines.
+save(model([helper.make_node("FooBar", ["x"], ["y"], name="foo")], [vi("x", [2])], [vi("y", [2])],
+           opset=18), "unknown_op.onnx", check=False)
+# unknown_op_checked.onnx: the same at opset 13: ONNX's checker rejects it.
+save(model([helper.make_node("FooBar", ["x"], ["y"], name="foo")], [vi("x", [2])], [vi("y", [2])]),
+     "unknown_op_checked.onnx", check=False)
+# unknown_domain.onnx: a com.microsoft op.
+save(model([helper.make_node("FusedGemm", ["x", "x"], ["y"], name="fg", domain="com.microsoft")],
+           [vi("x", [2, 2])], [vi("y", [2, 2])], domains=["com.microsoft"]),
+     "unknown_domain.onnx", check=False)
+# opset22.onnx: newer than Magneto knows.
+save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=22),
+     "opset22.onnx", check=False)
+# opset18.onnx: newer than libonnx's checker knows, imported unchecked.
+save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=18),
+     "opset18.onnx", check=False)
+# opset6.onnx: upgraded by ONNX's version converter.
+save(model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])],
+           [vi("x", [2, 3])], [vi("y", [2, 3])], opset=6, ir=3), "opset6.onnx")
+# symbolic.onnx: batch dimension is symbolic.
+save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", ["batch", 3, 8, 8])],
+           [vi("y", ["batch", 3, 8, 8])]), "symbolic.onnx")
+# init_short.onnx: initializer 'w' says 2x3 but holds 5 floats (raw data).
+w = f32("w", np.zeros(6))
+w.raw_data = np.zeros(5, dtype=np.float32).tobytes()
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]),
+     "init_short.onnx", check=False)
+# init_long_typed.onnx: typed float_data with 7 values for shape 2x3.
+w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [0.0] * 6)
+w.float_data.append(0.0)
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])], [w]),
+     "init_long_typed.onnx", check=False)
+
+
+def external(name, location, nbytes=24, offset=None):
+    t = TensorProto()
+    t.name = name
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([2, 3])
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in [("location", location), ("offset", offset), ("length", str(nbytes))]:
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+    return t
+
+
+# external_ok.onnx + external_ok.bin: 6 floats at offset 8.
+save_raw("external_ok.bin", b"\0" * 8 + np.arange(6, dtype=np.float32).tobytes())
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])],
+           [external("w", "external_ok.bin", offset="8")]), "external_ok.onnx", check=False)
+# external_escape.onnx: location leaves the model's folder.
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])],
+           [external("w", "../frontend/../../unit/escape.bin")]), "external_escape.onnx",
+     check=False)
+# external_missing.onnx: the data file does not exist.
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])],
+           [external("w", "no_such_file.bin")]), "external_missing.onnx", check=False)
+
+# cycle.onnx: a -> b -> a.
+save(model([helper.make_node("Add", ["x", "q"], ["p"], name="a"),
+            helper.make_node("Relu", ["p"], ["q"], name="b"),
+            helper.make_node("Relu", ["p"], ["y"], name="c")],
+           [vi("x", [2])], [vi("y", [2])]), "cycle.onnx", check=False)
+# undefined_input.onnx: reads a tensor nobody defines.
+save(model([helper.make_node("Add", ["x", "ghost"], ["y"], name="adder")],
+           [vi("x", [2])], [vi("y", [2])]), "undefined_input.onnx", check=False)
+# duplicate_output.onnx: two nodes write 'y'.
+save(model([helper.make_node("Relu", ["x"], ["y"], name="r1"),
+            helper.make_node("Neg", ["x"], ["y"], name="r2")],
+           [vi("x", [2])], [vi("y", [2])]), "duplicate_output.onnx", check=False)
+# unsorted.onnx: a valid graph written out of order.
+save(model([helper.make_node("Relu", ["r"], ["y"], name="second"),
+            helper.make_node("Neg", ["x"], ["r"], name="first")],
+           [vi("x", [2])], [vi("y", [2])]), "unsorted.onnx", check=False)
+# subgraph.onnx: an If node.
+branch = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "b", [], [vi("o", [2])])
+save(model([helper.make_node("If", ["c"], ["y"], name="iff", then_branch=branch,
+                             else_branch=branch)],
+           [vi("c", [], TensorProto.BOOL), vi("x", [2])], [vi("y", [2])]), "subgraph.onnx")
+
+# shape_reshape.onnx: Shape -> Gather -> Unsqueeze -> Concat -> Reshape, folded on import.
+save(model([helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["d0"], axis=0),
+            helper.make_node("Unsqueeze", ["d0", "axes0"], ["d0v"]),
+            helper.make_node("Concat", ["d0v", "minus1"], ["shape"], axis=0),
+            helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+           [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+           [i64("zero", 0), i64("axes0", [0]), i64("minus1", [-1])]), "shape_reshape.onnx")
+# shape_input.onnx: Reshape's target shape is a graph input (as in ONNX's test_reshape_*), passed
+# through Cast.
+save(model([helper.make_node("Cast", ["target"], ["t64"], to=TensorProto.INT64),
+            helper.make_node("Reshape", ["x", "t64"], ["y"])],
+           [vi("x", [2, 3, 4]), vi("target", [2], TensorProto.INT32)], [vi("y", [2, 12])]),
+     "shape_input.onnx")
+
+# legacy.onnx (opset 9): forms that normalization rewrites.
+save(model([helper.make_node("Slice", ["x"], ["s"], starts=[0, 1], ends=[1, 3], axes=[0, 1]),
+            helper.make_node("Pad", ["x"], ["p"], pads=[0, 1, 0, 1], value=0.5),
+            helper.make_node("Clip", ["x"], ["c"], min=-1.0, max=1.0),
+            helper.make_node("TopK", ["x"], ["tv", "ti"], k=2),
+            helper.make_node("Softmax", ["x"], ["sm"]),
+            helper.make_node("Upsample", ["x4", "scales"], ["up"], mode="nearest")],
+           [vi("x", [2, 4]), vi("x4", [1, 1, 2, 2])],
+           [vi("s", [1, 2]), vi("p", [2, 6]), vi("c", [2, 4]), vi("tv", [2, 2]),
+            vi("sm", [2, 4]), vi("up", [1, 1, 4, 4])], [f32("scales", [1, 1, 2, 2])], opset=9),
+     "legacy.onnx")
+print("models written to", HERE)
