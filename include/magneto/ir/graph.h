@@ -110,6 +110,12 @@ class Node {
 struct ParallelGroup {
   std::string strategy;  // "wide", "batch", "joint", "streams", "none"
   std::string reason;
+  // What the parallel passes record for `magnetoc report` (not printed in the textual IR):
+  std::vector<std::string> members;  // ONNX node names of the original sibling ops
+  int kernelsBefore = 0;             // launches the members took before the decision
+  int kernelsAfter = 0;              // launches after it
+  double modeledUsBefore = 0;        // cost model, device of the PassContext
+  double modeledUsAfter = 0;
 };
 
 class Graph {
