@@ -1,0 +1,188 @@
+// A generator of random parallel-branch graphs, and the equivalence check the parallel and
+// fusion passes must pass on every one of them: the reference interpreter's outputs before and
+// after the whole default pipeline (parallel optimizations on) must agree.
+//
+// Each graph: an input, then a few "blocks". A block forks its input into 2-5 branches of 1-3
+// random ops (Conv with random kernel 1/3/5 and matching pads, stride 1, optional bias; Relu;
+// Sigmoid; MaxPool 3x3 pad 1; AveragePool; BatchNormalization; Add of a per-channel constant;
+// Mul with the branch head), then joins them with a Concat (channel axis) or a Sum of equal-
+// shaped branches. Shapes stay NCHW with batch 1 and the block input's spatial size, so that every
+// join is legal. Seeds are fixed: a failure names the seed and prints the graph.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "magneto/interp/interpreter.h"
+#include "magneto/ir/text.h"
+#include "magneto/ir/verifier.h"
+#include "magneto/passes/pass.h"
+
+using namespace magneto;
+
+namespace {
+
+class RandomGraphBuilder {
+ public:
+  explicit RandomGraphBuilder(uint64_t seed) : rng_(seed), seed_(seed) {}
+
+  std::string build() {
+    text_ = "graph @random_" + std::to_string(seed_) + " {\n";
+    int channels = pick(2, 6);
+    int size = pick(4, 9);
+    text_ += fmt::format("  input %x : f32[1,{},{},{}]\n", channels, size, size);
+    std::string cur = "%x";
+    int blocks = pick(1, 3);
+    for (int b = 0; b < blocks; ++b) cur = block(cur, channels, size);
+    body_ += "  output " + cur + "\n}\n";
+    return text_ + consts_ + body_;
+  }
+
+ private:
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  std::string fresh(const char* base) { return fmt::format("%{}{}", base, counter_++); }
+  std::string constant(const std::string& type) {
+    std::string name = fresh("c");
+    consts_ += fmt::format("  const {} : {} = random<{}>\n", name, type, seed_ * 1000 + counter_);
+    return name;
+  }
+
+  // One op on `in` (channels c, spatial s); may change the channel count.
+  std::string op(const std::string& in, int& c, int s) {
+    std::string out = fresh("v");
+    switch (pick(0, 7)) {
+      case 0:
+      case 1: {  // Conv, the op parallel passes care most about
+        int k = std::vector<int>{1, 1, 3, 5}[pick(0, 3)];
+        int m = pick(2, 6);
+        std::string w = constant(fmt::format("f32[{},{},{},{}]", m, c, k, k));
+        std::string bias = pick(0, 1) ? ", " + constant(fmt::format("f32[{}]", m)) : "";
+        int p = k / 2;
+        body_ += fmt::format("  {} = Conv({}, {}{}) {{pads = [{}, {}, {}, {}]}} loc(\"{}\")\n", out, in, w,
+                             bias, p, p, p, p, out.substr(1));
+        c = m;
+        break;
+      }
+      case 2: body_ += fmt::format("  {} = Relu({})\n", out, in); break;
+      case 3: body_ += fmt::format("  {} = Sigmoid({})\n", out, in); break;
+      case 4:
+        body_ += fmt::format("  {} = MaxPool({}) {{kernel_shape = [3, 3], pads = [1, 1, 1, 1]}}\n", out, in);
+        break;
+      case 5:
+        body_ += fmt::format(
+            "  {} = AveragePool({}) {{count_include_pad = 1, kernel_shape = [3, 3], pads = [1, 1, 1, 1]}}\n",
+            out, in);
+        break;
+      case 6: {
+        std::string sc = constant(fmt::format("f32[{}]", c)), bi = constant(fmt::format("f32[{}]", c));
+        std::string mean = constant(fmt::format("f32[{}]", c));
+        std::string var = fresh("var");
+        consts_ += fmt::format("  const {} : f32[{}] = splat<1.5>\n", var, c);
+        body_ += fmt::format("  {} = BatchNormalization({}, {}, {}, {}, {})\n", out, in, sc, bi, mean, var);
+        break;
+      }
+      default: {
+        std::string k = constant(fmt::format("f32[{},1,1]", c));
+        body_ += fmt::format("  {} = Add({}, {})\n", out, in, k);
+        break;
+      }
+    }
+    (void)s;
+    return out;
+  }
+
+  std::string block(const std::string& in, int& channels, int size) {
+    int branches = pick(2, 5);
+    bool sum = pick(0, 2) == 0;
+    int target = pick(2, 6);  // for Sum joins every branch ends with a Conv to `target` channels
+    std::vector<std::string> outs;
+    std::vector<int> outChannels;
+    for (int b = 0; b < branches; ++b) {
+      std::string cur = in;
+      int c = channels;
+      int len = pick(1, 3);
+      for (int i = 0; i < len; ++i) cur = op(cur, c, size);
+      if (sum && c != target) {
+        std::string w = constant(fmt::format("f32[{},{},1,1]", target, c));
+        std::string out = fresh("v");
+        body_ += fmt::format("  {} = Conv({}, {}) loc(\"{}\")\n", out, cur, w, out.substr(1));
+        cur = out;
+        c = target;
+      }
+      outs.push_back(cur);
+      outChannels.push_back(c);
+    }
+    std::string out = fresh("j");
+    std::string args;
+    for (size_t i = 0; i < outs.size(); ++i) args += (i ? ", " : "") + outs[i];
+    if (sum) {
+      body_ += fmt::format("  {} = Sum({})\n", out, args);
+      channels = target;
+    } else {
+      body_ += fmt::format("  {} = Concat({}) {{axis = 1}}\n", out, args);
+      channels = 0;
+      for (int c : outChannels) channels += c;
+    }
+    return out;
+  }
+
+  std::mt19937_64 rng_;
+  uint64_t seed_;
+  int counter_ = 0;
+  std::string text_, consts_, body_;
+};
+
+// Largest error relative to what float32 reassociation can explain: folding BatchNorm into a
+// Conv or merging Convs changes the order of additions, so an element near zero in a tensor of
+// large values may move by ~1e-6 of the tensor's scale. Returns max |x - y| / (atol + rtol |y|)
+// with atol = 1e-5 * max |y| + 1e-6, rtol = 1e-4: below 1 passes.
+double maxScaledError(const Tensor& a, const Tensor& b) {
+  double scale = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, std::fabs(b.floatAt(i)));
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.floatAt(i), y = b.floatAt(i);
+    worst = std::max(worst, std::fabs(x - y) / (1e-5 * scale + 1e-6 + 1e-4 * std::fabs(y)));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST(RandomParallelGraphs, PassesPreserveNumerics) {
+  constexpr int kGraphs = 1000;
+  int grouped = 0;
+  for (int seed = 1; seed <= kGraphs; ++seed) {
+    std::string text = RandomGraphBuilder(static_cast<uint64_t>(seed)).build();
+    auto parsed = parseGraph(text, "random");
+    ASSERT_TRUE(parsed.ok()) << "seed " << seed << ": " << parsed.status().message() << "\n" << text;
+    std::unique_ptr<Graph> g = std::move(parsed).value();
+    ASSERT_TRUE(verifyGraph(*g).ok()) << "seed " << seed;
+    std::map<std::string, Tensor> inputs;
+    for (Value* in : g->inputs()) inputs[in->name()] = randomTensor(in->type(), 7);
+    auto before = interpret(*g, inputs);
+    ASSERT_TRUE(before.ok()) << "seed " << seed << ": " << before.status().message();
+    std::vector<std::string> outNames;
+    for (Value* o : g->outputs()) outNames.push_back(o->name());
+
+    PassContext ctx;
+    ctx.verifyEach = true;
+    auto pipeline = parsePipeline(defaultPipeline("cpu", /*parallelOpt=*/true));
+    ASSERT_TRUE(pipeline.ok());
+    Status s = runPipeline(*g, pipeline.value(), ctx);
+    ASSERT_TRUE(s.ok()) << "seed " << seed << ": " << s.message() << "\n" << text;
+    for (const auto& [id, pg] : g->groups()) grouped += pg.strategy != "none";
+
+    auto after = interpret(*g, inputs);
+    ASSERT_TRUE(after.ok()) << "seed " << seed << ": " << after.status().message();
+    for (size_t k = 0; k < outNames.size(); ++k) {
+      const Tensor& want = before.value().at(outNames[k]);
+      const Tensor& got = after.value().at(g->outputs()[k]->name());
+      ASSERT_EQ(got.type(), want.type()) << "seed " << seed;
+      ASSERT_LT(maxScaledError(got, want), 1.0) << "seed " << seed << " output " << k << "\n"
+                                             << text << "\nafter:\n" << printGraph(*g);
+    }
+  }
+  // The generator must actually exercise the parallel passes, or this test proves nothing.
+  EXPECT_GT(grouped, kGraphs / 2) << "too few graphs had a parallel group";
+}
