@@ -43,6 +43,22 @@ bool canAlias(const Node* n) {
   return a.ok() && b.ok() && a.value() == b.value();
 }
 
+// MgChannelSlice with batch 1 of an arena intermediate: channels [begin, end) are one contiguous
+// run of bytes inside the operand, so the result is a view at a byte offset (returned in `offset`).
+bool canOffsetAlias(const Node* n, int64_t& offset) {
+  if (n->kind() != "MgChannelSlice" || n->numOutputs() != 1 || !n->hasInput(0)) return false;
+  const Value* in = n->input(0);
+  const Value* out = n->output(0);
+  if (!isArenaValue(in) || out->isGraphOutput() || in->dtype() != out->dtype()) return false;
+  if (in->rank() < 2 || in->dims()[0] != 1) return false;
+  int64_t begin = n->attrs().getInt("begin", -1);
+  if (begin < 0) return false;
+  int64_t inner = static_cast<int64_t>(dtypeSize(in->dtype()));
+  for (int d = 2; d < in->rank(); ++d) inner *= in->dims()[d];
+  offset = begin * inner;
+  return true;
+}
+
 void placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
   std::stable_sort(buffers.begin(), buffers.end(), [](const ArenaBuffer& a, const ArenaBuffer& b) {
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
@@ -99,12 +115,15 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
 
   // Steps and aliases, in schedule order.
   std::map<const Value*, const Value*> root;  // alias -> the value owning the bytes
+  std::map<const Value*, int64_t> rootOffset;  // alias -> its byte offset into the root
   std::map<const Node*, int> stepIndex;
   for (Node* n : g.nodes()) {
-    if (canAlias(n)) {
+    int64_t offset = 0;
+    if (canAlias(n) || canOffsetAlias(n, offset)) {
       const Value* in = n->input(0);
       auto it = root.find(in);
       root[n->output(0)] = it == root.end() ? in : it->second;
+      rootOffset[n->output(0)] = (it == root.end() ? 0 : rootOffset.at(in)) + offset;
       plan.aliasedViews.push_back(n);
       continue;
     }
@@ -143,7 +162,9 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
     plan.storage[b.value] = Storage{StorageKind::kArena, b.offset, 0};
   for (const Node* n : plan.aliasedViews) {
     const Value* out = n->output(0);
-    plan.storage[out] = plan.storage.at(root.at(out));
+    Storage st = plan.storage.at(root.at(out));
+    st.offset += rootOffset.at(out);
+    plan.storage[out] = st;
   }
 
   // Constants read by a step or copied to an output: the weights blob, in creation order.

@@ -16,8 +16,10 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFoldPadPass);
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
+    add(makeWideMergePass);
     add(makeDcePass);
     add(makePrintParallelGroupsPass);
+    add(makeParallelCoOptimizePass);
     return v;
   }();
   return kPasses;
@@ -25,9 +27,12 @@ const std::vector<PassInfo>& allPasses() {
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = "canonicalize,fold,fold-batchnorm,fold-pad,fuse-epilogue,fuse-elementwise,dce";
+  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-pad,fuse-epilogue,") +
+                  (parallelOpt ? "wide-merge," : "") + "fuse-elementwise,dce";
   (void)target;
-  (void)parallelOpt;
+  // Parallel structures (DESIGN.md): decide per sibling group on the cost model of the
+  // PassContext's device; --no-parallel-opt leaves them out.
+  if (parallelOpt) p += ",parallel-co-optimize";
   return p;
 }
 

@@ -173,10 +173,31 @@ int kMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int n
   return 0;
 }
 
+// MgChannelSlice: channels [begin, end) of dim 1, copied (the planner makes it a view when it can).
+int kMgChannelSlice(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  (void)nin, (void)nout;
+  const Tensor& x = in[0];
+  int64_t begin = a.i("begin", -1), end = a.i("end", -1);
+  if (x.rank < 2 || begin < 0 || end <= begin || end > x.dims[1])
+    return ctx.fail("MgChannelSlice: bad range [%lld, %lld)", static_cast<long long>(begin),
+                    static_cast<long long>(end));
+  int64_t inner = static_cast<int64_t>(dtypeSize(x.dtype));
+  for (int d = 2; d < x.rank; ++d) inner *= x.dims[d];
+  const char* src = static_cast<const char*>(x.data);
+  char* dst = static_cast<char*>(out[0].data);
+  int64_t rows = end - begin;
+  for (int64_t n = 0; n < x.dims[0]; ++n)
+    std::memcpy(dst + n * rows * inner, src + (n * x.dims[1] + begin) * inner,
+                static_cast<size_t>(rows * inner));
+  return 0;
+}
+
 }  // namespace
 
 const KernelEntry* fusedKernels() {
-  static const KernelEntry kTable[] = {{"MgElementwise", kMgElementwise}, {nullptr, nullptr}};
+  static const KernelEntry kTable[] = {{"MgElementwise", kMgElementwise},
+                                       {"MgChannelSlice", kMgChannelSlice},
+                                       {nullptr, nullptr}};
   return kTable;
 }
 

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "magneto/driver/commands.h"
+#include "magneto/driver/report.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/passes/pass.h"
+#include "magneto/target/device_profile.h"
 
 #ifndef MAGNETO_VERSION
 #define MAGNETO_VERSION "0.0.0"
@@ -24,8 +26,9 @@ enum Scope : unsigned {
   kCompile = 1u << 0,
   kCheck = 1u << 1,
   kBench = 1u << 2,
-  kAll = kCompile | kCheck | kBench,
-  kModel = kAll,  // flags that shape the compiled model
+  kReport = 1u << 3,
+  kModel = kCompile | kCheck | kBench,  // flags that shape the compiled model
+  kAll = kModel | kReport,
 };
 
 struct Flag {
@@ -40,7 +43,7 @@ struct Flag {
 const Flag kFlags[] = {
     {"--output", "-o", "OUT_DIR", kCompile, "folder to write the package to (created if needed)",
      "-o out/resnet"},
-    {"--target", nullptr, "T", kModel,
+    {"--target", nullptr, "T", kModel | kReport,
      "code generation target: cpu (default); cuda and hip are not implemented yet",
      "--target cpu"},
     {"--arch", nullptr, "ARCH", kModel,
@@ -50,17 +53,26 @@ const Flag kFlags[] = {
     {"--name", nullptr, "NAME", kModel,
      "package name, a C identifier prefixing every symbol (default: from the model's file name)",
      "--name resnet50"},
-    {"--shape", nullptr, "INPUT=DIMS", kModel,
+    {"--shape", nullptr, "INPUT=DIMS", kModel | kReport,
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
     {"--weights-file", nullptr, nullptr, kModel,
      "do not embed the weights: NAME_create(&m, PATH) loads NAME_weights.bin at run time",
      "--weights-file"},
-    {"--passes", nullptr, "LIST", kModel,
+    {"--passes", nullptr, "LIST", kModel | kReport,
      "run these passes (comma separated) instead of the target's default pipeline",
      "--passes fold,dce"},
-    {"--no-parallel-opt", nullptr, nullptr, kModel,
+    {"--no-parallel-opt", nullptr, nullptr, kModel | kReport,
      "leave out the parallel-branch optimizations of the default pipeline", "--no-parallel-opt"},
+    {"--device", nullptr, "PROFILE", kReport,
+     "device profile of the cost model (name in devices/ or a .profile path; default: h200 for "
+     "cuda, mi250x for hip, host for cpu)",
+     "--device h100"},
+    {"--json", nullptr, "FILE", kReport, "also write the report as JSON", "--json report.json"},
+    {"--dot", nullptr, "FILE", kReport, "also write the graph as Graphviz DOT, groups as clusters",
+     "--dot graph.dot"},
+    {"--svg", nullptr, "FILE", kReport, "also render the graph with Graphviz (dot -Tsvg)",
+     "--svg graph.svg"},
     {"--build", nullptr, nullptr, kCompile,
      "also build the package with its own CMake (OUT_DIR/build)", "--build"},
     {"--data", nullptr, "DIR", kCheck,
@@ -118,6 +130,12 @@ const Command kCommands[] = {
      "        [--shape INPUT=DIMS]... [--work-dir DIR]",
      "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
      "prints min_ms, mean_ms and, last, median_ms=X."},
+    {"report", kReport,
+     "magnetoc report MODEL.onnx [--target cpu|cuda|hip] [--device PROFILE] [--json FILE]\n"
+     "        [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--no-parallel-opt] [--passes LIST]",
+     "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
+     "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
+     "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
 };
 
 void printTopHelp(std::FILE* f) {
@@ -142,6 +160,11 @@ void printCommandHelp(const Command& c) {
     std::string head = f.alias ? std::string(f.alias) + ", " + f.name : std::string("    ") + f.name;
     if (f.value) head += std::string(" ") + f.value;
     std::printf("  %-28s %s\n  %-28s e.g. %s\n", head.c_str(), f.help, "", f.example);
+  }
+  if (c.scope == kReport) {
+    std::string names;
+    for (const std::string& d : listDeviceProfiles()) names += (names.empty() ? "" : ", ") + d;
+    std::printf("\nDevice profiles: %s\n", names.c_str());
   }
   if (c.scope == kCompile)
     std::printf("\nThe passes: magneto-opt --list-passes. Default pipeline for cpu: %s\n",
@@ -240,6 +263,7 @@ int runCommand(const Command& c, int argc, char** argv) {
   co.model = p.model;
   CheckOptions ck;
   BenchOptions bo;
+  ReportOptions ro;
   bool threadsGiven = false;
   int threads = 1;
   for (const auto& [f, v] : p.flags) {
@@ -261,6 +285,10 @@ int runCommand(const Command& c, int argc, char** argv) {
       co.passesGiven = true;
     } else if (n == "--no-parallel-opt") co.parallelOpt = false;
     else if (n == "--build") co.build = true;
+    else if (n == "--device") ro.device = v;
+    else if (n == "--json") ro.jsonPath = v;
+    else if (n == "--dot") ro.dotPath = v;
+    else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);
     else if (n == "--emulate") ck.emulate = true;
     else if (n == "--rtol" || n == "--atol") {
@@ -293,6 +321,11 @@ int runCommand(const Command& c, int argc, char** argv) {
                               r->summary.steps, r->summary.arenaBytes, r->summary.weightsBytes,
                               co.build ? "; built in " + co.outDir + "/build" : ""));
     return 0;
+  }
+  if (cmd == "report") {
+    ro.compile = co;
+    Status s = reportModel(ro);
+    return s.ok() ? 0 : reportError(s);
   }
   if (cmd == "check") {
     ck.compile = co;
@@ -332,7 +365,8 @@ int runCli(int argc, char** argv) {
   for (const Command& c : kCommands)
     if (first == c.name) return runCommand(c, argc, argv);
   std::fprintf(stderr,
-               "magnetoc: error: unknown command '%s'; the commands are compile, check and bench "
+               "magnetoc: error: unknown command '%s'; the commands are compile, check, bench and "
+               "report "
                "(see 'magnetoc --help')\n",
                first.c_str());
   return static_cast<int>(ErrorCode::kBadInput);

@@ -30,6 +30,29 @@ void registerInternalOps(OpRegistry& r) {
     return Status::success();
   };
   r.add(std::move(s));
+
+  {
+    OpSchema cs;
+    cs.name = "MgChannelSlice";
+    cs.minInputs = 1;
+    cs.maxInputs = 1;
+    cs.attrs = {{"begin", Attribute::Kind::kInt, true}, {"end", Attribute::Kind::kInt, true}};
+    cs.doc =
+        "Channels [begin, end) of dim 1: x[:, begin:end, ...] (pass wide-merge). With batch 1 the "
+        "memory planner makes it a byte-offset view of its operand (no step runs).";
+    cs.infer = [](InferContext& c) -> Status {
+      Dims d = c.inputDims(0);
+      if (d.size() < 2) return c.error("MgChannelSlice needs rank >= 2, got " + c.inputType(0).str());
+      int64_t b = c.attrs().getInt("begin", -1), e = c.attrs().getInt("end", -1);
+      if (b < 0 || e <= b || e > d[1])
+        return c.error("MgChannelSlice [" + std::to_string(b) + ", " + std::to_string(e) +
+                       ") is not a non-empty range of the " + std::to_string(d[1]) + " channels");
+      d[1] = e - b;
+      c.setOutput(0, {c.inputDType(0), d});
+      return Status::success();
+    };
+    r.add(std::move(cs));
+  }
 }
 
 }  // namespace magneto

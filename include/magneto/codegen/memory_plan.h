@@ -11,6 +11,12 @@
 //                     output aliases its operand's bytes: no step runs, and the root buffer lives
 //                     until the last use of any alias. Views of graph inputs, constants or graph
 //                     outputs, and views that are graph outputs, run their (copying) kernel.
+//   offset views   -> MgChannelSlice (pass wide-merge) of an arena intermediate with batch 1:
+//                     channels [begin, end) are contiguous, so it aliases its operand's bytes at
+//                     offset begin * prod(dims[2:]) * element size, under the same rules as views
+//                     (the root lives until the last use of any alias; offsets of chained views
+//                     add up). Such a view is not 64-byte aligned in general: kernels load
+//                     unaligned.
 //   copies         -> a graph output that is also a graph input, a constant, or listed twice is
 //                     copied into the caller's buffer after the last step.
 //

@@ -17,6 +17,11 @@ Expected<bool> foldBatchNorm(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
 Expected<bool> fuseElementwise(Graph& g);
 Expected<bool> foldPads(Graph& g);
+// Same-input Convs -> one wider Conv + MgChannelSlice views; the zero-padding limit depends on
+// the target ("cpu", "cuda", "hip"); trace: log decisions to stderr; device: the profile whose
+// cost model fills the groups' modeled latency (empty: left at 0).
+Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu", bool trace = false,
+                         const std::string& device = "");
 
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
@@ -24,7 +29,10 @@ std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPadPass();
+std::unique_ptr<Pass> makeWideMergePass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
+// passes/parallel_co_optimize.cpp (plain function: include/magneto/passes/parallel_co_optimize.h)
+std::unique_ptr<Pass> makeParallelCoOptimizePass();
 
 }  // namespace magneto

@@ -1,0 +1,251 @@
+// parallel-co-optimize: per sibling group, chooses joint kernel, concurrent streams or nothing from
+// the cost model of ctx.device, records the decision as a ParallelGroup and makes the members of a
+// joint/streams group contiguous in the schedule.
+//
+// What it rewrites, why that is legal, the decision rule and a before/after picture: the design
+// comment in include/magneto/passes/parallel_co_optimize.h and docs/PARALLEL.md.
+// Preconditions: runs after the canonical passes (fusion decides what a kernel is first) and after
+// wide-merge (its groups are marked and skipped here).
+//
+// Golden tests: tests/ir/parallel_co_optimize.mlir, tests/ir/parallel_co_optimize_negative.mlir
+#include "magneto/passes/parallel_co_optimize.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "magneto/passes/parallel_analysis.h"
+#include "magneto/passes/passes.h"
+#include "magneto/target/cost_model.h"
+#include "magneto/target/device_profile.h"
+
+namespace magneto {
+namespace {
+
+constexpr const char* kPassName = "parallel-co-optimize";
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The ONNX node name a report lists (a result name for nameless nodes).
+std::string memberName(const Node* n) {
+  return !n->name().empty() ? n->name() : n->numOutputs() ? n->output(0)->name() : n->kind();
+}
+
+std::string us(double v) { return std::isfinite(v) ? fmt::format("{:.2f} us", v) : "n/a"; }
+
+std::string percent(double after, double before) {
+  return fmt::format("{:+.1f}%", before > 0 ? 100.0 * (after - before) / before : 0.0);
+}
+
+// Every input is defined before its use, in the current node order.
+bool isTopological(const Graph& g) {
+  std::unordered_set<const Node*> seen;
+  for (const Node* n : g.nodes()) {
+    for (const Value* v : n->inputs())
+      if (v && v->producer() && !seen.count(v->producer())) return false;
+    seen.insert(n);
+  }
+  return true;
+}
+
+// Every marked group's members form one contiguous run.
+bool groupsContiguous(const Graph& g) {
+  std::set<int> closed;
+  int prev = -1;
+  for (const Node* n : g.nodes()) {
+    if (n->group() != prev && n->group() >= 0 && !closed.insert(n->group()).second) return false;
+    prev = n->group();
+  }
+  return true;
+}
+
+class CoOptimizer {
+ public:
+  CoOptimizer(Graph& g, PassContext& ctx, const DeviceProfile& p) : g_(g), ctx_(ctx), p_(p) {}
+
+  bool run() {
+    // Groups already recorded (a rerun, or a parsed graph) by their member names: not decided twice.
+    std::set<std::vector<std::string>> recorded;
+    for (const auto& [id, pg] : g_.groups()) recorded.insert(pg.members);
+    bool changed = false;
+    for (const SiblingGroup& sg : findSiblingGroups(g_)) {
+      std::vector<Node*> members;
+      for (Node* n : sg.members) {
+        if (n->group() >= 0) {
+          log(fmt::format("{}: already in group #{}, skipped", n->describe(), n->group()));
+          continue;
+        }
+        members.push_back(n);
+      }
+      std::string where = fmt::format("fork %{} step {}", sg.fork->name(), sg.step);
+      if (members.size() < 2) {
+        log(where + ": fewer than two undecided members, skipped");
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const Node* n : members) names.push_back(memberName(n));
+      if (recorded.count(names)) {
+        log(where + ": already decided, skipped");
+        continue;
+      }
+      CoOptimizeDecision d = decide(members);
+      std::string why;
+      if (d.strategy != "none" && !makeContiguous(members, why)) {
+        d.reason = fmt::format("{} ({}) declined: {}", d.strategy, d.reason, why);
+        d.strategy = "none";
+      }
+      ParallelGroup pg;
+      pg.strategy = d.strategy;
+      pg.reason = d.reason;
+      pg.members = names;
+      pg.kernelsBefore = static_cast<int>(members.size());
+      pg.kernelsAfter = d.strategy == "joint" ? 1 : static_cast<int>(members.size());
+      pg.modeledUsBefore = d.sequentialUs;
+      pg.modeledUsAfter = d.strategy == "joint"     ? d.jointUs
+                          : d.strategy == "streams" ? d.streamsUs
+                                                    : d.sequentialUs;
+      int id = g_.addGroup(pg);
+      if (d.strategy != "none")
+        for (Node* n : members) n->setGroup(id);
+      recorded.insert(names);
+      changed = true;
+      std::string list;
+      for (const std::string& s : names) list += (list.empty() ? "" : ", ") + s;
+      log(fmt::format("#{} {} [{}]: {}: {}", id, where, list, d.strategy, d.reason));
+    }
+    return changed;
+  }
+
+ private:
+  void log(const std::string& line) const {
+    if (ctx_.debug(kPassName)) std::fprintf(stderr, "[%s] %s\n", kPassName, line.c_str());
+  }
+
+  CoOptimizeDecision decide(const std::vector<Node*>& members) const {
+    std::vector<const Node*> ms(members.begin(), members.end());
+    CoOptimizeDecision d;
+    d.sequentialUs = sequentialLatency(ms, p_);
+    d.jointUs = d.streamsUs = kInf;
+    d.strategy = "none";
+    if (!std::isfinite(d.sequentialUs)) {
+      d.reason = fmt::format("no kernel estimate for every member on {}", p_.name);
+      return d;
+    }
+    std::string jointWhy;
+    JointEstimate j;
+    if (ms.size() > kMaxJointMembers) {
+      jointWhy = fmt::format("{} members exceed kMaxJointMembers = {}", ms.size(), kMaxJointMembers);
+    } else {
+      j = coTune(ms, p_);
+      if (j.valid) d.jointUs = j.latencyUs;
+      else jointWhy = "no joint kernel: " + j.reason;
+    }
+    if (p_.isGpu()) d.streamsUs = streamsLatency(ms, p_);
+    const double seq = d.sequentialUs;
+    bool jointOk = d.jointUs <= seq * (1 - kMinGain);
+    bool streamsOk = d.streamsUs <= seq * (1 - kMinStreamsGain);
+    if (jointOk && (!streamsOk || d.jointUs <= d.streamsUs)) {
+      d.strategy = "joint";
+      d.reason = fmt::format("joint {} vs sequential {} ({}), 1 launch instead of {}", us(d.jointUs),
+                             us(seq), percent(d.jointUs, seq), ms.size());
+      if (p_.isGpu() && j.independentLatencyUs > j.latencyUs)
+        d.reason += fmt::format("; co-tuned tiles beat independently tuned ({})",
+                                us(j.independentLatencyUs));
+      return d;
+    }
+    if (jointWhy.empty() && jointOk) {
+      jointWhy = fmt::format("joint {} ({}) is slower than streams", us(d.jointUs),
+                             percent(d.jointUs, seq));
+    } else if (jointWhy.empty()) {
+      double gain = 1 - d.jointUs / seq;
+      jointWhy = gain <= 0 ? fmt::format("joint {} vs sequential {}: no gain", us(d.jointUs), us(seq))
+                           : fmt::format("joint {} vs sequential {}: gain {:.1f}% below kMinGain "
+                                         "{:.0f}%",
+                                         us(d.jointUs), us(seq), 100 * gain, 100 * kMinGain);
+    }
+    if (streamsOk) {
+      d.strategy = "streams";
+      d.reason = fmt::format("streams {} vs sequential {} ({}); {}", us(d.streamsUs), us(seq),
+                             percent(d.streamsUs, seq), jointWhy);
+      return d;
+    }
+    d.reason = jointWhy;
+    if (p_.isGpu())
+      d.reason += fmt::format("; streams {} ({})", us(d.streamsUs), percent(d.streamsUs, seq));
+    return d;
+  }
+
+  // Moves the members next to each other: every non-member between the first and the last member
+  // that depends on a member (or shares a group with one that does) goes after the group; the
+  // rest stays before it. On failure the old order is restored and `why` says what went wrong.
+  bool makeContiguous(const std::vector<Node*>& members, std::string& why) {
+    std::vector<Node*> order = g_.nodes();
+    std::unordered_map<const Node*, size_t> pos;
+    for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+    std::unordered_set<const Node*> memberSet(members.begin(), members.end());
+    size_t first = order.size(), last = 0;
+    for (const Node* m : members) {
+      first = std::min(first, pos.at(m));
+      last = std::max(last, pos.at(m));
+    }
+    if (last - first + 1 == members.size()) return true;
+    std::unordered_set<const Node*> after;
+    std::set<int> afterGroups;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = first; i <= last; ++i) {
+        Node* n = order[i];
+        if (memberSet.count(n) || after.count(n)) continue;
+        bool dep = n->group() >= 0 && afterGroups.count(n->group());
+        for (const Value* v : n->inputs())
+          dep |= v && v->producer() && (memberSet.count(v->producer()) || after.count(v->producer()));
+        if (!dep) continue;
+        after.insert(n);
+        if (n->group() >= 0) afterGroups.insert(n->group());
+        grew = true;
+      }
+    }
+    Node* anchor = last + 1 < order.size() ? order[last + 1] : nullptr;
+    for (size_t i = first; i <= last; ++i)
+      if (memberSet.count(order[i])) g_.moveBefore(order[i], anchor);
+    for (size_t i = first; i <= last; ++i)
+      if (after.count(order[i])) g_.moveBefore(order[i], anchor);
+    bool topo = isTopological(g_), runs = groupsContiguous(g_);
+    if (topo && runs) return true;
+    for (Node* n : order) g_.moveBefore(n, nullptr);
+    why = !topo ? "no topological order puts the members next to each other"
+                : "making them contiguous would split an earlier group";
+    return false;
+  }
+
+  Graph& g_;
+  PassContext& ctx_;
+  const DeviceProfile& p_;
+};
+
+class ParallelCoOptimizePass : public Pass {
+ public:
+  const char* name() const override { return kPassName; }
+  const char* summary() const override {
+    return "choose joint kernel / streams / nothing per sibling group from the device cost model";
+  }
+  Expected<bool> run(Graph& g, PassContext& ctx) override { return parallelCoOptimize(g, ctx); }
+};
+
+}  // namespace
+
+Expected<bool> parallelCoOptimize(Graph& g, PassContext& ctx) {
+  std::string device = ctx.device.empty() ? "host" : ctx.device;
+  MG_ASSIGN_OR_RETURN(DeviceProfile p, loadDeviceProfile(device));
+  return CoOptimizer(g, ctx, p).run();
+}
+
+std::unique_ptr<Pass> makeParallelCoOptimizePass() {
+  return std::make_unique<ParallelCoOptimizePass>();
+}
+
+}  // namespace magneto

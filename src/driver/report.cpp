@@ -1,0 +1,375 @@
+// `magnetoc report`: import, the target's pipeline on a device profile, then the parallel groups
+// and the model's totals as a table, JSON, Graphviz DOT and SVG. The totals' definitions are in
+// include/magneto/driver/report.h; the format in docs/PARALLEL.md.
+#include "magneto/driver/report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "magneto/driver/process.h"
+#include "magneto/frontend/onnx_import.h"
+#include "magneto/ir/verifier.h"
+#include "magneto/passes/pass.h"
+#include "magneto/target/cost_model.h"
+#include "magneto/target/device_profile.h"
+
+namespace magneto {
+namespace driver {
+namespace {
+
+// Labels longer than this are cut (keeping the end, where ONNX exporters put the op's own part).
+constexpr size_t kMaxDotLabel = 36;
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "null"; }
+
+std::string dotString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string shortLabel(const std::string& s) {
+  if (s.size() <= kMaxDotLabel) return s;
+  return "..." + s.substr(s.size() - (kMaxDotLabel - 3));
+}
+
+const char* clusterColor(const std::string& strategy) {
+  if (strategy == "joint") return "#cfe3ff";
+  if (strategy == "streams") return "#fff1b8";
+  if (strategy == "wide") return "#d4f2d4";
+  if (strategy == "batch") return "#ffdcc2";
+  return "#eeeeee";
+}
+
+bool inPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "";
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find(':', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(pos, end - pos);
+    pos = end + 1;
+    if (dir.empty()) continue;
+    if (::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// The passes that form parallel groups: the baseline ("unfused") pipeline leaves them out.
+const std::set<std::string> kParallelPasses = {"wide-merge", "parallel-co-optimize"};
+
+std::string withoutParallelPasses(const std::string& list) {
+  std::string out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t end = list.find(',', pos);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(pos, end - pos);
+    pos = end + 1;
+    if (name.empty() || kParallelPasses.count(name)) continue;
+    out += (out.empty() ? "" : ",") + name;
+  }
+  return out;
+}
+
+Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std::string& pipelineText,
+                                              const std::string& device, bool parallelOpt) {
+  ImportOptions io;
+  io.shapes = c.shapes;
+  io.bindings = c.bindings;
+  MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(c.model, io));
+  MG_ASSIGN_OR_RETURN(auto pipeline, parsePipeline(pipelineText));
+  PassContext ctx;
+  ctx.target = c.target;
+  ctx.device = device;
+  ctx.parallelOpt = parallelOpt;
+  ctx.printAfter = c.common.printAfter;
+  ctx.printAfter.erase("import");
+  ctx.debugOnly = c.common.debugOnly;
+  ctx.verifyEach = c.common.verifyEach;
+  ctx.out = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
+  MG_RETURN_IF_ERROR(runPipeline(*g, pipeline, ctx));
+  if (Status v = verifyGraph(*g); !v.ok())
+    return internalStatus("the IR after the passes is invalid (a compiler bug): {}", v.message());
+  return g;
+}
+
+// Whether a node launches a kernel: not a view, and not a batch-1 MgChannelSlice of wide-merge
+// (the memory planner makes that a byte-offset view of its operand; codegen/memory_plan.cpp).
+bool launchesKernel(const Node& n) {
+  if (opWork(n).cls == OpWork::Class::kView) return false;
+  if (n.kind() == "MgChannelSlice" && n.hasInput(0) && n.input(0)->rank() >= 2 &&
+      n.input(0)->dims()[0] == 1 && !n.output(0)->isGraphOutput())
+    return false;
+  return true;
+}
+
+double kernelUs(const Node& n, const DeviceProfile& p) {
+  KernelEstimate e = bestKernel(n, p);
+  return e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : 0.0;
+}
+
+std::string fmtUs(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "n/a"; }
+
+}  // namespace
+
+std::string defaultReportDevice(const std::string& target) {
+  if (target == "cuda") return "h200";
+  if (target == "hip") return "mi250x";
+  return "host";
+}
+
+Expected<Report> buildReport(const ReportOptions& o) {
+  const CompileOptions& c = o.compile;
+  if (c.target != "cpu" && c.target != "cuda" && c.target != "hip")
+    return badInput("unknown target '{}'; choose cpu, cuda or hip", c.target);
+  Report r;
+  r.model = c.model;
+  r.target = c.target;
+  r.device = o.device.empty() ? defaultReportDevice(c.target) : o.device;
+  MG_ASSIGN_OR_RETURN(DeviceProfile profile, loadDeviceProfile(r.device));
+  r.device = profile.name;
+  r.deviceDescription = profile.description;
+
+  Reporter rep(c.common.verbosity);
+  rep.progress("importing " + c.model);
+  r.pipeline = c.passesGiven ? c.passes : defaultPipeline(c.target, c.parallelOpt);
+  rep.progress(fmt::format("running passes on {}: {}", r.device,
+                           r.pipeline.empty() ? "(none)" : r.pipeline));
+  MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
+                      importAndRun(c, r.pipeline, r.device, c.parallelOpt));
+
+  // The baseline: the same pipeline without the parallel passes, every kernel launched alone.
+  std::string basePipeline = withoutParallelPasses(r.pipeline);
+  std::unique_ptr<Graph> base;
+  if (basePipeline != r.pipeline) {
+    CompileOptions quiet = c;
+    quiet.common.printAfter.clear();
+    quiet.common.debugOnly.clear();
+    MG_ASSIGN_OR_RETURN(base, importAndRun(quiet, basePipeline, r.device, false));
+  }
+  const Graph& baseline = base ? *base : *g;
+  std::map<std::string, const Node*> baseByName;
+  for (const Node* n : baseline.nodes()) {
+    if (!launchesKernel(*n)) continue;
+    r.kernelsUnfused += 1;
+    r.latencyUnfusedUs += kernelUs(*n, profile);
+    if (!n->name().empty()) baseByName[n->name()] = n;
+  }
+
+  // Groups whose pass did not model them (wide-merge): after = the marked nodes' best kernels,
+  // before = the members' best kernels in the baseline graph.
+  std::map<int, ParallelGroup> groups = g->groups();
+  std::map<int, double> markedUs;
+  std::map<int, int> markedNodes;
+  for (const Node* n : g->nodes())
+    if (n->group() >= 0 && launchesKernel(*n)) {
+      markedUs[n->group()] += kernelUs(*n, profile);
+      ++markedNodes[n->group()];
+    }
+  for (auto& [id, pg] : groups) {
+    if (pg.kernelsBefore <= 0 || pg.modeledUsBefore > 0 || pg.modeledUsAfter > 0) continue;
+    pg.modeledUsAfter = markedUs.count(id) ? markedUs[id] : 0.0;
+    double before = 0;
+    bool all = !pg.members.empty();
+    for (const std::string& m : pg.members) {
+      auto it = baseByName.find(m);
+      if (it == baseByName.end()) all = false;
+      else before += kernelUs(*it->second, profile);
+    }
+    pg.modeledUsBefore = all ? before : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // Fused totals: each marked group counts its kernelsAfter and modeledUsAfter once.
+  std::set<int> marked;
+  r.nodes = static_cast<int>(g->numNodes());
+  for (const Node* n : g->nodes()) {
+    if (!launchesKernel(*n)) continue;
+    auto it = groups.find(n->group());
+    if (it != groups.end() && it->second.kernelsBefore > 0) {
+      marked.insert(n->group());
+      continue;
+    }
+    r.kernelsFused += 1;
+    r.latencyFusedUs += kernelUs(*n, profile);
+  }
+  for (int id : marked) {
+    r.kernelsFused += groups.at(id).kernelsAfter;
+    r.latencyFusedUs += groups.at(id).modeledUsAfter;
+  }
+  for (const auto& [id, pg] : groups) r.groups.push_back({id, pg});
+  r.graph = std::move(g);
+  return r;
+}
+
+std::string formatReport(const Report& r) {
+  std::map<std::string, int> byStrategy;
+  for (const ReportGroup& rg : r.groups) ++byStrategy[rg.group.strategy];
+  std::string counts;
+  for (const auto& [s, n] : byStrategy) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, s);
+  std::string s = fmt::format("model    {}\ndevice   {} ({}), target {}\npipeline {}\n\n", r.model,
+                              r.device, r.deviceDescription, r.target, r.pipeline);
+  s += fmt::format("parallel groups: {}{}\n", r.groups.size(),
+                   counts.empty() ? "" : " (" + counts + ")");
+  if (!r.groups.empty())
+    s += fmt::format("  {:>4}  {:<8} {:>9}  {:>22}  {}\n", "#", "strategy", "kernels",
+                     "modeled us", "members / why");
+  for (const ReportGroup& rg : r.groups) {
+    const ParallelGroup& g = rg.group;
+    std::string members;
+    for (const std::string& m : g.members) members += (members.empty() ? "" : ", ") + m;
+    s += fmt::format("  {:>4}  {:<8} {:>9}  {:>22}  {}\n", "#" + std::to_string(rg.id), g.strategy,
+                     fmt::format("{} -> {}", g.kernelsBefore, g.kernelsAfter),
+                     fmtUs(g.modeledUsBefore) + " -> " + fmtUs(g.modeledUsAfter), members);
+    s += fmt::format("  {:>4}  {:<8} {:>9}  {:>22}  why: {}\n", "", "", "", "", g.reason);
+  }
+  double launchDelta = r.kernelsUnfused > 0
+                           ? 100.0 * (r.kernelsFused - r.kernelsUnfused) / r.kernelsUnfused
+                           : 0.0;
+  double speedup = r.latencyFusedUs > 0 ? r.latencyUnfusedUs / r.latencyFusedUs : 1.0;
+  s += fmt::format("\ntotals ({} nodes)\n", r.nodes);
+  s += fmt::format("  kernel launches   {} -> {} ({:+.1f}%)\n", r.kernelsUnfused, r.kernelsFused,
+                   launchDelta);
+  s += fmt::format("  modeled latency   {} us -> {} us ({:.2f}x) on {}\n", fmtUs(r.latencyUnfusedUs),
+                   fmtUs(r.latencyFusedUs), speedup, r.device);
+  return s;
+}
+
+std::string reportJson(const Report& r) {
+  std::string s = "{\n";
+  s += fmt::format("  \"model\": {},\n  \"device\": {},\n  \"target\": {},\n  \"pipeline\": {},\n",
+                   jsonString(r.model), jsonString(r.device), jsonString(r.target),
+                   jsonString(r.pipeline));
+  s += fmt::format("  \"nodes\": {},\n  \"kernels_unfused\": {},\n  \"kernels_fused\": {},\n",
+                   r.nodes, r.kernelsUnfused, r.kernelsFused);
+  s += fmt::format("  \"modeled_latency_us\": {{\"unfused\": {}, \"fused\": {}}},\n",
+                   jsonNumber(r.latencyUnfusedUs), jsonNumber(r.latencyFusedUs));
+  s += "  \"groups\": [";
+  for (size_t i = 0; i < r.groups.size(); ++i) {
+    const ParallelGroup& g = r.groups[i].group;
+    std::string members;
+    for (const std::string& m : g.members) members += (members.empty() ? "" : ", ") + jsonString(m);
+    s += fmt::format(
+        "{}\n    {{\"id\": {}, \"strategy\": {}, \"reason\": {}, \"members\": [{}], "
+        "\"kernels_before\": {}, \"kernels_after\": {}, \"modeled_us_before\": {}, "
+        "\"modeled_us_after\": {}}}",
+        i ? "," : "", r.groups[i].id, jsonString(g.strategy), jsonString(g.reason), members,
+        g.kernelsBefore, g.kernelsAfter, jsonNumber(g.modeledUsBefore), jsonNumber(g.modeledUsAfter));
+  }
+  s += r.groups.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return s;
+}
+
+std::string graphDot(const Graph& g) {
+  std::string s = fmt::format("digraph {} {{\n", dotString(g.name()));
+  s += "  rankdir=TB;\n  node [shape=box, fontsize=10, style=filled, fillcolor=white];\n"
+       "  edge [arrowsize=0.6];\n";
+  std::map<const Node*, std::string> id;
+  std::vector<Node*> nodes = g.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) id[nodes[i]] = "n" + std::to_string(i);
+  std::map<const Value*, std::string> inputId;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    inputId[g.inputs()[i]] = "in" + std::to_string(i);
+    s += fmt::format("  in{} [shape=ellipse, label={}];\n", i,
+                     dotString(shortLabel(g.inputs()[i]->name())));
+  }
+  auto nodeLine = [&](const Node* n, const char* indent) {
+    std::string name = n->name().empty() ? n->output(0)->name() : n->name();
+    return fmt::format("{}{} [label={}];\n", indent, id[n],
+                       dotString(shortLabel(name) + "\n" + n->kind()));
+  };
+  for (size_t i = 0; i < nodes.size();) {
+    int gid = nodes[i]->group();
+    auto it = g.groups().find(gid);
+    if (gid < 0 || it == g.groups().end()) {
+      s += nodeLine(nodes[i++], "  ");
+      continue;
+    }
+    s += fmt::format("  subgraph cluster_{} {{\n    label={};\n    style=filled;\n    color={};\n",
+                     gid, dotString(fmt::format("#{} {}", gid, it->second.strategy)),
+                     dotString(clusterColor(it->second.strategy)));
+    while (i < nodes.size() && nodes[i]->group() == gid) s += nodeLine(nodes[i++], "    ");
+    s += "  }\n";
+  }
+  for (const Node* n : nodes) {
+    std::set<std::string> from;  // one edge per producer, operands in order
+    for (const Value* v : n->inputs()) {
+      if (!v || v->isConstant()) continue;
+      std::string src = v->producer() ? id[v->producer()] : inputId.count(v) ? inputId[v] : "";
+      if (src.empty() || !from.insert(src).second) continue;
+      s += fmt::format("  {} -> {};\n", src, id[n]);
+    }
+  }
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value* v = g.outputs()[i];
+    s += fmt::format("  out{} [shape=ellipse, label={}];\n", i, dotString(shortLabel(v->name())));
+    std::string src = v->producer() ? id[v->producer()] : inputId.count(v) ? inputId[v] : "";
+    if (!src.empty()) s += fmt::format("  {} -> out{};\n", src, i);
+  }
+  return s + "}\n";
+}
+
+Status reportModel(const ReportOptions& o) {
+  if (!o.svgPath.empty() && !inPath("dot"))
+    return Status(ErrorCode::kToolFailed,
+                  "--svg needs Graphviz's 'dot' in PATH (apt-get install graphviz, or "
+                  "scripts/setup.sh); --dot FILE writes the DOT text without it");
+  MG_ASSIGN_OR_RETURN(Report r, buildReport(o));
+  std::fputs(formatReport(r).c_str(), stdout);
+  Reporter rep(o.compile.common.verbosity);
+  if (!o.jsonPath.empty()) {
+    MG_RETURN_IF_ERROR(writeFile(o.jsonPath, reportJson(r)));
+    rep.progress("wrote " + o.jsonPath);
+  }
+  std::string dot = (!o.dotPath.empty() || !o.svgPath.empty()) ? graphDot(*r.graph) : "";
+  if (!o.dotPath.empty()) {
+    MG_RETURN_IF_ERROR(writeFile(o.dotPath, dot));
+    rep.progress("wrote " + o.dotPath);
+  }
+  if (!o.svgPath.empty()) {
+    std::string dotFile = o.dotPath;
+    if (dotFile.empty()) {
+      dotFile = o.svgPath + ".dot.tmp";
+      MG_RETURN_IF_ERROR(writeFile(dotFile, dot));
+    }
+    auto pr = runProcess({"dot", "-Tsvg", dotFile, "-o", o.svgPath});
+    if (o.dotPath.empty()) std::remove(dotFile.c_str());
+    if (!pr.ok()) return pr.status();
+    if (pr->exitCode != 0)
+      return Status(ErrorCode::kToolFailed, fmt::format("dot -Tsvg failed (exit {}):\n{}",
+                                                        pr->exitCode, tailLines(pr->output, 20)));
+    rep.progress("wrote " + o.svgPath);
+  }
+  return Status::success();
+}
+
+}  // namespace driver
+}  // namespace magneto
