@@ -120,19 +120,35 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+namespace {
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+// Workers spin for a short while before sleeping: a model runs hundreds of parallel regions per
+// inference, and waking a sleeping thread costs tens of microseconds each time, which was most of
+// what a second thread gained on small layers.
 void ThreadPool::workerLoop(int self) {
   uint64_t seen = 0;
   for (;;) {
-    std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
-    lk.unlock();
-    runChunks(self);
-    if (--active_ == 0) {
-      std::lock_guard<std::mutex> g(mu_);
-      done_.notify_all();
+    bool ready = false;
+    for (int spin = 0; spin < kSpinIterations && !ready; ++spin) {
+      ready = generation_.load(std::memory_order_acquire) != seen;
+      if (!ready) cpuRelax();
     }
+    if (!ready) {
+      std::unique_lock<std::mutex> lk(mu_);
+      ++sleepers_;
+      cv_.wait(lk, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+      --sleepers_;
+      if (stop_) return;
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    runChunks(self);
+    active_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -159,16 +175,17 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
   chunks_ = (n + chunkSize_ - 1) / chunkSize_;
   n_ = n;
   fn_ = &fn;
-  next_ = 0;
-  active_ = nthreads_ - 1;
+  next_.store(0, std::memory_order_relaxed);
+  active_.store(nthreads_ - 1, std::memory_order_relaxed);
   {
+    // Publishing the generation under the mutex orders it with a worker going to sleep, so no
+    // wake-up is lost; sleeping workers are notified, spinning ones see the new generation.
     std::lock_guard<std::mutex> lk(mu_);
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    if (sleepers_ > 0) cv_.notify_all();
   }
-  cv_.notify_all();
   runChunks(0);
-  std::unique_lock<std::mutex> lk(mu_);
-  done_.wait(lk, [&] { return active_ == 0; });
+  while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
 }
 
 void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,

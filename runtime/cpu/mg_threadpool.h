@@ -27,9 +27,11 @@ class ThreadPool {
   int nthreads_;
   std::vector<std::thread> workers_;
   std::mutex mu_, runMu_;
-  std::condition_variable cv_, done_;
+  static constexpr int kSpinIterations = 20000;  // ~100 us of pause before a worker sleeps
+  std::condition_variable cv_;
   bool stop_ = false;
-  uint64_t generation_ = 0;
+  int sleepers_ = 0;  // guarded by mu_
+  std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t> next_{0};
   std::atomic<int> active_{0};
   int64_t chunks_ = 0, chunkSize_ = 1, n_ = 0;
