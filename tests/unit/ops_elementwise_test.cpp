@@ -17,40 +17,11 @@
 #include "magneto/ir/op_schema.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
+#include "op_test_util.h"
 
 using namespace magneto;
+using namespace magneto::testing;
 
-namespace {
-
-Expected<std::map<std::string, Tensor>> runText(const std::string& text,
-                                                const std::map<std::string, Tensor>& inputs = {}) {
-  MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
-  MG_RETURN_IF_ERROR(inferShapes(*g));
-  MG_RETURN_IF_ERROR(verifyGraph(*g));
-  return interpret(*g, inputs);
-}
-
-// Shape inference of a one-graph text: the error message, or "" on success.
-std::string inferError(const std::string& text) {
-  auto g = parseGraph(text);
-  if (!g.ok()) return g.status().message();
-  Status s = inferShapes(*g.value());
-  return s.ok() ? std::string() : s.message();
-}
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  std::vector<T> v(static_cast<size_t>(t.numel()));
-  if (!v.empty()) std::memcpy(v.data(), t.bytes(), v.size() * sizeof(T));
-  return v;
-}
-
-#define RUN_OK(var, ...)                                           \
-  auto var##_r = runText(__VA_ARGS__);                             \
-  ASSERT_TRUE(var##_r.ok()) << var##_r.status().message();         \
-  auto& var = var##_r.value()
-
-}  // namespace
 
 TEST(ElementwiseOps, AddBroadcastsDifferentRanks) {
   RUN_OK(out, R"(graph @t {
