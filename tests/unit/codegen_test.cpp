@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "op_test_util.h"
 #include "magneto/codegen/cpu_emitter.h"
 #include "magneto/codegen/memory_plan.h"
 #include "magneto/codegen/package.h"
@@ -21,20 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::unique_ptr<Graph> parse(const std::string& text) {
-  auto g = parseGraph(text, "test");
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok()) return nullptr;
-  Status s = verifyGraph(*g.value());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return std::move(g).value();
-}
-
-const Value* val(const Graph& g, const std::string& name) {
-  const Value* v = g.findValue(name);
-  EXPECT_NE(v, nullptr) << name;
-  return v;
-}
 
 // Every pair of arena buffers live at the same step occupies disjoint bytes.
 void expectNoLiveOverlap(const MemoryPlan& plan) {
@@ -64,7 +51,7 @@ const char* kChain = R"(graph @main {
 })";
 
 TEST(MemoryPlan, NoTwoLiveIntermediatesOverlap) {
-  auto g = parse(kChain);
+  auto g = testing::parseVerified(kChain);
   ASSERT_TRUE(g);
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
@@ -74,12 +61,12 @@ TEST(MemoryPlan, NoTwoLiveIntermediatesOverlap) {
   // 400 floats = 1600 bytes, aligned to 1600 (25 * 64). %b lives across %c and %d, so at most
   // three buffers are live at once.
   EXPECT_LE(plan->arenaBytes, 3 * 1600);
-  EXPECT_EQ(plan->find(val(*g, "f"))->kind, StorageKind::kOutput);
-  EXPECT_EQ(plan->find(val(*g, "x"))->kind, StorageKind::kInput);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "f"))->kind, StorageKind::kOutput);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "x"))->kind, StorageKind::kInput);
 }
 
 TEST(MemoryPlan, ResultNeverSharesBytesWithItsOperand) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[16]
   %a = Relu(%x)
   %b = Relu(%a)
@@ -89,12 +76,12 @@ TEST(MemoryPlan, ResultNeverSharesBytesWithItsOperand) {
   ASSERT_TRUE(g);
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok());
-  EXPECT_NE(plan->find(val(*g, "a"))->offset, plan->find(val(*g, "b"))->offset);
+  EXPECT_NE(plan->find(testing::valueNamed(*g, "a"))->offset, plan->find(testing::valueNamed(*g, "b"))->offset);
   EXPECT_EQ(plan->arenaBytes, 128);  // two 64-byte slots, reused
 }
 
 TEST(MemoryPlan, ViewOfIntermediateAliases) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[2,8]
   const %s : i64[2] = dense<[4, 4]>
   %a = Relu(%x)
@@ -109,20 +96,20 @@ TEST(MemoryPlan, ViewOfIntermediateAliases) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_EQ(plan->aliasedViews.size(), 1u);
   EXPECT_EQ(plan->steps.size(), 4u);
-  const Storage* a = plan->find(val(*g, "a"));
-  const Storage* r = plan->find(val(*g, "r"));
+  const Storage* a = plan->find(testing::valueNamed(*g, "a"));
+  const Storage* r = plan->find(testing::valueNamed(*g, "r"));
   ASSERT_TRUE(a && r);
   EXPECT_EQ(r->kind, StorageKind::kArena);
   EXPECT_EQ(r->offset, a->offset);
   // %a's buffer lives until %d reads the alias (the last step), so %b may not take its bytes.
   for (const ArenaBuffer& b : plan->buffers)
-    if (b.value == val(*g, "a")) EXPECT_EQ(b.last, 3);
-  EXPECT_NE(plan->find(val(*g, "b"))->offset, a->offset);
+    if (b.value == testing::valueNamed(*g, "a")) EXPECT_EQ(b.last, 3);
+  EXPECT_NE(plan->find(testing::valueNamed(*g, "b"))->offset, a->offset);
   expectNoLiveOverlap(plan.value());
 }
 
 TEST(MemoryPlan, ViewsOfInputsAndViewsThatAreOutputsRun) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[2,8]
   const %s : i64[2] = dense<[4, 4]>
   %r = Reshape(%x, %s)
@@ -135,12 +122,12 @@ TEST(MemoryPlan, ViewsOfInputsAndViewsThatAreOutputsRun) {
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->aliasedViews.empty());
   EXPECT_EQ(plan->steps.size(), 3u);
-  EXPECT_EQ(plan->find(val(*g, "o"))->kind, StorageKind::kOutput);
-  EXPECT_EQ(plan->find(val(*g, "s"))->kind, StorageKind::kWeights);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "o"))->kind, StorageKind::kOutput);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "s"))->kind, StorageKind::kWeights);
 }
 
 TEST(MemoryPlan, OutputsThatNoStepWritesAreCopies) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[3]
   const %k : f32[3] = dense<[1.0, 2.0, 3.0]>
   %a = Add(%x, %k)
@@ -153,7 +140,7 @@ TEST(MemoryPlan, OutputsThatNoStepWritesAreCopies) {
   EXPECT_EQ(plan->copies[0].output, 1);
   EXPECT_EQ(plan->copies[1].output, 2);
   EXPECT_EQ(plan->copies[2].output, 3);
-  EXPECT_EQ(plan->find(val(*g, "a"))->index, 0);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "a"))->index, 0);
   EXPECT_EQ(plan->weightsBytes, 64);
 }
 
@@ -205,7 +192,7 @@ TEST(Package, DeterministicAndComplete) {
   fs::remove_all(root);
   std::map<std::string, std::string> trees[2];
   for (int i = 0; i < 2; ++i) {
-    auto g = parse(text);
+    auto g = testing::parseVerified(text);
     ASSERT_TRUE(g);
     auto plan = planMemory(*g);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
@@ -239,7 +226,7 @@ TEST(Package, DeterministicAndComplete) {
 }
 
 TEST(Package, RejectsBadNames) {
-  auto g = parse(kChain);
+  auto g = testing::parseVerified(kChain);
   ASSERT_TRUE(g);
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok());

@@ -1,5 +1,5 @@
-// Helpers shared by the op-family tests: run a textual-IR graph through shape inference, the
-// verifier and the reference interpreter.
+// Helpers shared by the unit tests: parse textual IR (verified), look values up, and run a graph
+// through shape inference, the verifier and the reference interpreter.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,6 +22,23 @@ inline Expected<std::map<std::string, Tensor>> runText(
   MG_RETURN_IF_ERROR(inferShapes(*g));
   MG_RETURN_IF_ERROR(verifyGraph(*g));
   return interpret(*g, inputs);
+}
+
+// Parses and verifies a graph; a failure fails the test and returns null.
+inline std::unique_ptr<Graph> parseVerified(const std::string& text) {
+  auto g = parseGraph(text, "test");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return nullptr;
+  Status s = verifyGraph(*g.value());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return std::move(g).value();
+}
+
+// The value named `name`; a missing one fails the test and returns null.
+inline const Value* valueNamed(const Graph& g, const std::string& name) {
+  const Value* v = g.findValue(name);
+  EXPECT_NE(v, nullptr) << name;
+  return v;
 }
 
 // Shape inference of a one-graph text: the error message, or "" on success.

@@ -2,6 +2,7 @@
 // op's shape inference and kernel, and the memory planner's byte-offset aliasing.
 #include <gtest/gtest.h>
 
+#include "op_test_util.h"
 #include "magneto/codegen/memory_plan.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/ir/text.h"
@@ -11,20 +12,6 @@
 namespace magneto {
 namespace {
 
-std::unique_ptr<Graph> parse(const std::string& text) {
-  auto g = parseGraph(text, "test");
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok()) return nullptr;
-  Status s = verifyGraph(*g.value());
-  EXPECT_TRUE(s.ok()) << s.message();
-  return std::move(g).value();
-}
-
-const Value* val(const Graph& g, const std::string& name) {
-  const Value* v = g.findValue(name);
-  EXPECT_NE(v, nullptr) << name;
-  return v;
-}
 
 const ArenaBuffer* bufferOf(const MemoryPlan& p, const Value* v) {
   for (const ArenaBuffer& b : p.buffers)
@@ -50,28 +37,28 @@ const char* kSliced = R"(graph @main {
 })";
 
 TEST(WideMergePlan, SlicesAliasTheMergedBufferAtTheirChannelOffset) {
-  auto g = parse(kSliced);
+  auto g = testing::parseVerified(kSliced);
   ASSERT_TRUE(g);
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->aliasedViews.size(), 3u);
   for (const Node* n : plan->steps) EXPECT_NE(n->kind(), "MgChannelSlice");
-  const Storage* m = plan->find(val(*g, "m"));
+  const Storage* m = plan->find(testing::valueNamed(*g, "m"));
   ASSERT_TRUE(m);
   ASSERT_EQ(m->kind, StorageKind::kArena);
   const int64_t plane = 5 * 5 * 4;  // bytes of one channel
-  EXPECT_EQ(plan->find(val(*g, "a"))->offset, m->offset + 0 * plane);
-  EXPECT_EQ(plan->find(val(*g, "b"))->offset, m->offset + 8 * plane);
-  EXPECT_EQ(plan->find(val(*g, "c"))->offset, m->offset + 12 * plane);
-  EXPECT_EQ(plan->find(val(*g, "b"))->kind, StorageKind::kArena);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "a"))->offset, m->offset + 0 * plane);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "b"))->offset, m->offset + 8 * plane);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "c"))->offset, m->offset + 12 * plane);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "b"))->kind, StorageKind::kArena);
 }
 
 TEST(WideMergePlan, MergedResultLivesUntilTheLastSliceIsRead) {
-  auto g = parse(kSliced);
+  auto g = testing::parseVerified(kSliced);
   ASSERT_TRUE(g);
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  const ArenaBuffer* m = bufferOf(*plan, val(*g, "m"));
+  const ArenaBuffer* m = bufferOf(*plan, testing::valueNamed(*g, "m"));
   ASSERT_TRUE(m);
   // Steps: m, ta, u, v, tc, w2, tb: %tb (step 6, reading %b) is the last reader.
   EXPECT_EQ(m->first, 0);
@@ -86,7 +73,7 @@ TEST(WideMergePlan, MergedResultLivesUntilTheLastSliceIsRead) {
 }
 
 TEST(WideMergePlan, SliceOfBatchTwoOrOfAnInputIsACopyStep) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[2,6,5,5]
   const %w : f32[8,6,1,1] = random<1>
   %m = Conv(%x, %w)
@@ -106,7 +93,7 @@ TEST(WideMergePlan, SliceOfBatchTwoOrOfAnInputIsACopyStep) {
 }
 
 TEST(WideMergePlan, ViewOfASliceAddsNoExtraOffset) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[1,6,4,4]
   const %w : f32[8,6,1,1] = random<1>
   const %s : i64[2] = dense<[1, 64]>
@@ -120,7 +107,7 @@ TEST(WideMergePlan, ViewOfASliceAddsNoExtraOffset) {
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->aliasedViews.size(), 2u);
-  EXPECT_EQ(plan->find(val(*g, "r"))->offset, plan->find(val(*g, "m"))->offset + 4 * 16 * 4);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "r"))->offset, plan->find(testing::valueNamed(*g, "m"))->offset + 4 * 16 * 4);
 }
 
 TEST(MgChannelSlice, ShapeInferenceChecksTheRange) {
@@ -130,17 +117,17 @@ TEST(MgChannelSlice, ShapeInferenceChecksTheRange) {
   output %a
 })", "test");
   if (bad.ok()) EXPECT_FALSE(verifyGraph(*bad.value()).ok());
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[1,6,4,4]
   %a = MgChannelSlice(%x) {begin = 2, end = 5}
   output %a
 })");
   ASSERT_TRUE(g);
-  EXPECT_EQ(val(*g, "a")->dims(), (Dims{1, 3, 4, 4}));
+  EXPECT_EQ(testing::valueNamed(*g, "a")->dims(), (Dims{1, 3, 4, 4}));
 }
 
 TEST(WideMerge, MergesHeadsAndRecordsTheGroup) {
-  auto g = parse(R"(graph @main {
+  auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[1,6,5,5]
   const %wa : f32[4,6,1,1] = random<1>
   const %wb : f32[8,6,3,3] = random<2>
