@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "magneto/driver/commands.h"
+#include "magneto/driver/regress.h"
 #include "magneto/driver/report.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/passes/pass.h"
@@ -27,6 +28,7 @@ enum Scope : unsigned {
   kCheck = 1u << 1,
   kBench = 1u << 2,
   kReport = 1u << 3,
+  kRegress = 1u << 4,
   kModel = kCompile | kCheck | kBench,  // flags that shape the compiled model
   kAll = kModel | kReport,
 };
@@ -43,10 +45,10 @@ struct Flag {
 const Flag kFlags[] = {
     {"--output", "-o", "OUT_DIR", kCompile, "folder to write the package to (created if needed)",
      "-o out/resnet"},
-    {"--target", nullptr, "T", kModel | kReport,
+    {"--target", nullptr, "T", kModel | kReport | kRegress,
      "code generation target: cpu (default); cuda and hip are not implemented yet",
      "--target cpu"},
-    {"--arch", nullptr, "ARCH", kModel,
+    {"--arch", nullptr, "ARCH", kModel | kRegress,
      "target architecture; for cpu the -march of check/bench builds (default native; the "
      "package's CMake has option NAME_NATIVE)",
      "--arch x86-64-v3"},
@@ -62,7 +64,7 @@ const Flag kFlags[] = {
     {"--passes", nullptr, "LIST", kModel | kReport,
      "run these passes (comma separated) instead of the target's default pipeline",
      "--passes fold,dce"},
-    {"--no-parallel-opt", nullptr, nullptr, kModel | kReport,
+    {"--no-parallel-opt", nullptr, nullptr, kModel | kReport | kRegress,
      "leave out the parallel-branch optimizations of the default pipeline", "--no-parallel-opt"},
     {"--device", nullptr, "PROFILE", kReport,
      "device profile of the cost model (name in devices/ or a .profile path; default: h200 for "
@@ -78,11 +80,13 @@ const Flag kFlags[] = {
     {"--data", nullptr, "DIR", kCheck,
      "a test data folder with input_K.pb and output_K.pb (repeatable)",
      "--data model/test_data_set_0"},
-    {"--emulate", nullptr, nullptr, kCheck,
+    {"--emulate", nullptr, nullptr, kCheck | kRegress,
      "run GPU targets' code on the CPU (no effect for --target cpu)", "--emulate"},
-    {"--rtol", nullptr, "R", kCheck, "relative tolerance (default 1e-3)", "--rtol 1e-2"},
-    {"--atol", nullptr, "A", kCheck, "absolute tolerance (default 1e-4)", "--atol 1e-5"},
-    {"--threads", nullptr, "N", kCheck | kBench,
+    {"--rtol", nullptr, "R", kCheck | kRegress,
+     "relative tolerance (default 1e-3; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
+    {"--atol", nullptr, "A", kCheck | kRegress,
+     "absolute tolerance (default 1e-4; regress: the model's meta.json, else 1e-4)", "--atol 1e-5"},
+    {"--threads", nullptr, "N", kCheck | kBench | kRegress,
      "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
     {"--runs", nullptr, "N", kBench, "timed runs (default 20)", "--runs 50"},
     {"--warmup", nullptr, "N", kBench, "untimed runs first (default 3)", "--warmup 5"},
@@ -90,6 +94,12 @@ const Flag kFlags[] = {
      "folder for packages and builds (check: default a temporary folder, removed unless -v; "
      "bench: default the cache folder, builds reused by model hash)",
      "--work-dir /tmp/mg"},
+    {"--junit", nullptr, "FILE", kRegress, "also write the results as JUnit XML (for CI systems)",
+     "--junit regress.xml"},
+    {"--jobs", "-j", "N", kRegress, "models checked at the same time (default 1)", "--jobs 2"},
+    {"--timeout", nullptr, "SECONDS", kRegress,
+     "a model still running after this long fails as timed out (default 1800; 0: no limit)",
+     "--timeout 600"},
     {"--print-ir-after", nullptr, "PASS", kAll,
      "print the IR after PASS ('import' for the imported graph; repeatable)",
      "--print-ir-after=fold"},
@@ -99,10 +109,10 @@ const Flag kFlags[] = {
      "--debug-only=parallel-analysis"},
     {"--verify-each", nullptr, nullptr, kAll,
      "run the IR verifier after every pass (always on in debug builds)", "--verify-each"},
-    {"--verbose", "-v", nullptr, kAll, "more detail: import notes, commands run, per-run times",
+    {"--verbose", "-v", nullptr, kAll | kRegress, "more detail: import notes, commands run, per-run times",
      "-v"},
-    {"--quiet", "-q", nullptr, kAll, "no progress lines on stderr", "-q"},
-    {"--help", "-h", nullptr, kAll, "this help", "--help"},
+    {"--quiet", "-q", nullptr, kAll | kRegress, "no progress lines on stderr", "-q"},
+    {"--help", "-h", nullptr, kAll | kRegress, "this help", "--help"},
 };
 
 struct Command {
@@ -136,6 +146,14 @@ const Command kCommands[] = {
      "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
      "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
      "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
+    {"regress", kRegress,
+     "magnetoc regress DIR [--target T] [--emulate] [--junit FILE] [--jobs N] [--no-parallel-opt]\n"
+     "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS]",
+     "Checks every model folder under DIR (model.onnx + test_data_set_*, the layout of ONNX's\n"
+     "backend tests and of models/zoo), each as its own 'magnetoc check' so that a crash or a\n"
+     "hang fails that model only. One line per model in folder order, then 'N passed, M failed'.\n"
+     "Tolerances come from the model's meta.json (\"tolerance\": {\"rtol\", \"atol\"}) unless\n"
+     "given. Exit status 0 only when every model passes."},
 };
 
 void printTopHelp(std::FILE* f) {
@@ -257,13 +275,17 @@ int runCommand(const Command& c, int argc, char** argv) {
       printCommandHelp(c);
       return 0;
     }
-  if (p.model.empty()) return usageError(c.name, "no model given: magnetoc " + std::string(c.name) + " MODEL.onnx ...");
+  if (p.model.empty())
+    return usageError(c.name, c.scope == kRegress
+                                  ? std::string("no folder given: magnetoc regress DIR ...")
+                                  : "no model given: magnetoc " + std::string(c.name) + " MODEL.onnx ...");
 
   CompileOptions co;
   co.model = p.model;
   CheckOptions ck;
   BenchOptions bo;
   ReportOptions ro;
+  RegressOptions rg;
   bool threadsGiven = false;
   int threads = 1;
   for (const auto& [f, v] : p.flags) {
@@ -303,7 +325,13 @@ int runCommand(const Command& c, int argc, char** argv) {
     } else if (n == "--warmup") {
       if (!parseCount(v, 0, bo.warmup)) return usageError(c.name, "--warmup expects a number >= 0, got '" + v + "'");
     } else if (n == "--work-dir") ck.workDir = bo.workDir = v;
-    else if (n == "--print-ir-after") co.common.printAfter.insert(v);
+    else if (n == "--junit") rg.junitPath = v;
+    else if (n == "--jobs") {
+      if (!parseCount(v, 1, rg.jobs)) return usageError(c.name, "--jobs expects a number >= 1, got '" + v + "'");
+    } else if (n == "--timeout") {
+      if (!parseCount(v, 0, rg.timeoutSeconds))
+        return usageError(c.name, "--timeout expects a number of seconds >= 0, got '" + v + "'");
+    } else if (n == "--print-ir-after") co.common.printAfter.insert(v);
     else if (n == "--print-ir-after-all") co.common.printAfter.insert("*");
     else if (n == "--debug-only") co.common.debugOnly.insert(v);
     else if (n == "--verify-each") co.common.verifyEach = true;
@@ -326,6 +354,23 @@ int runCommand(const Command& c, int argc, char** argv) {
     ro.compile = co;
     Status s = reportModel(ro);
     return s.ok() ? 0 : reportError(s);
+  }
+  if (cmd == "regress") {
+    rg.dir = p.model;
+    rg.target = co.target;
+    rg.arch = co.arch;
+    rg.emulate = ck.emulate;
+    rg.parallelOpt = co.parallelOpt;
+    rg.verbosity = co.common.verbosity;
+    if (threadsGiven) rg.threads = threads;
+    for (const auto& [f, v] : p.flags) {
+      if (std::string(f->name) == "--rtol") rg.rtol = ck.rtol;
+      if (std::string(f->name) == "--atol") rg.atol = ck.atol;
+    }
+    if (Status s = checkTarget(rg.target); !s.ok()) return reportError(s);
+    auto r = regressModels(rg);
+    if (!r.ok()) return reportError(r.status());
+    return r.value() ? 0 : 1;
   }
   if (cmd == "check") {
     ck.compile = co;
@@ -365,8 +410,8 @@ int runCli(int argc, char** argv) {
   for (const Command& c : kCommands)
     if (first == c.name) return runCommand(c, argc, argv);
   std::fprintf(stderr,
-               "magnetoc: error: unknown command '%s'; the commands are compile, check, bench and "
-               "report "
+               "magnetoc: error: unknown command '%s'; the commands are compile, check, bench, "
+               "report and regress "
                "(see 'magnetoc --help')\n",
                first.c_str());
   return static_cast<int>(ErrorCode::kBadInput);
