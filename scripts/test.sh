@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test of Magneto: the README's test command, and what CI (.ci/run) calls.
 #   1. set-up (idempotent), 2. build, 3. unit + golden IR + CLI tests (ctest),
-#   4. the ONNX backend node tests through the CPU target, 5. the model zoo through `magnetoc check`.
-# Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo]   (default: all)
+#   4. the ONNX backend node tests through the CPU target, 5. the model zoo through `magnetoc check`,
+#   6. examples/: an application linking a generated package (add_subdirectory and find_package).
+# Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo] [examples]   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-stages="${*:-build unit backend zoo}"
+stages="${*:-build unit backend zoo examples}"
 jobs="${MAGNETO_TEST_JOBS:-2}"
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 has() { [[ " $stages " == *" $1 "* ]]; }
@@ -16,7 +17,7 @@ start=$(date +%s)
 step "set-up"
 bash scripts/setup.sh
 
-if has build || has unit || has backend || has zoo; then
+if has build || has unit || has backend || has zoo || has examples; then
   step "build"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j "$jobs"
@@ -36,6 +37,11 @@ fi
 if has zoo; then
   step "model zoo: export with PyTorch, check through the CPU target"
   bash tests/e2e/run_zoo.sh
+fi
+
+if has examples; then
+  step "examples: an application linking a generated package, with an installed magnetoc"
+  bash examples/run_examples.sh
 fi
 
 echo "all stages passed in $(( $(date +%s) - start )) s"

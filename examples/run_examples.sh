@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds and runs examples/classify the two ways an application links a generated package, with a
+# magnetoc installed by `cmake --install` (not the build tree's), on SqueezeNet 1.1 from the zoo:
+#   1. cmake --install of Magneto into a prefix; that magnetoc compiles the model (--name classifier)
+#   2. the example with add_subdirectory(package); its top-5 must equal PyTorch's
+#   3. the package built and installed on its own; the example with find_package(classifier)
+# Called by scripts/test.sh (stage "examples").   examples/run_examples.sh [--build-dir DIR]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build"
+[ "${1:-}" = "--build-dir" ] && build="$2"
+work="$build/examples"
+py=/usr/bin/python3
+step() { printf '\n--- %s\n' "$*"; }
+rm -rf "$work"; mkdir -p "$work"
+
+step "cmake --install of Magneto into $work/prefix"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+magnetoc="$work/prefix/bin/magnetoc"
+"$magnetoc" --version
+
+step "export SqueezeNet 1.1 (seeded weights, PyTorch's output as test data)"
+$py "$root/models/export.py" --out "$build/zoo" --models squeezenet1_1 >/dev/null
+model="$build/zoo/squeezenet1_1"
+# The example reads raw float32; PyTorch's top-5 is what it must print.
+expected="$($py - "$model/test_data_set_0" "$work/input.raw" <<'PY'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+d, raw = sys.argv[1], sys.argv[2]
+def load(p):
+    t = onnx.TensorProto(); t.ParseFromString(open(p, "rb").read()); return numpy_helper.to_array(t)
+load(d + "/input_0.pb").astype(np.float32).tofile(raw)
+y = load(d + "/output_0.pb").reshape(-1)
+print(" ".join(str(i) for i in np.argsort(-y, kind="stable")[:5]))
+PY
+)"
+echo "PyTorch's top-5: $expected"
+
+step "compile with the installed magnetoc (no MAGNETO_HOME: it finds share/magneto beside itself)"
+env -u MAGNETO_HOME "$magnetoc" compile "$model/model.onnx" --name classifier -o "$work/classifier" -q
+ls "$work/classifier"
+
+top5() { grep '^top-5:' | sed -E 's/ \([^)]*\)//g; s/^top-5: //'; }
+check_top5() {
+  local got; got="$(echo "$1" | top5)"
+  if [ "$got" != "$expected" ]; then echo "FAIL: $2: top-5 '$got', PyTorch's '$expected'"; exit 1; fi
+  echo "ok: $2: top-5 $got equals PyTorch's"
+}
+
+step "examples/classify with add_subdirectory(package)"
+cmake -S "$root/examples/classify" -B "$work/app-subdir" -DCMAKE_BUILD_TYPE=Release \
+  -DCLASSIFIER_PACKAGE="$work/classifier" >/dev/null
+cmake --build "$work/app-subdir" -j 2 >/dev/null
+out="$("$work/app-subdir/classify" "$work/input.raw" --runs 3)"; echo "$out"
+check_top5 "$out" "add_subdirectory"
+
+step "the package built and installed on its own; examples/classify with find_package(classifier)"
+cmake -S "$work/classifier" -B "$work/classifier/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/classifier/build" -j 2 >/dev/null
+cmake --install "$work/classifier/build" --prefix "$work/pkg-prefix" >/dev/null
+cmake -S "$root/examples/classify" -B "$work/app-installed" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/pkg-prefix" >/dev/null
+cmake --build "$work/app-installed" -j 2 >/dev/null
+out="$("$work/app-installed/classify" "$work/input.raw" --runs 3 --threads 2)"; echo "$out"
+check_top5 "$out" "find_package"
+
+step "a wrong-sized input file gets a message, not a crash"
+head -c 100 "$work/input.raw" > "$work/short.raw"
+if "$work/app-installed/classify" "$work/short.raw" 2>"$work/err.txt"; then
+  echo "FAIL: a short input file was accepted"; exit 1
+fi
+grep -q "must hold exactly" "$work/err.txt" && echo "ok: $(cat "$work/err.txt")"
+echo "examples: PASS"
