@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "magneto/codegen/cpu_emitter.h"
+#include "magneto/codegen/gpu_emitter.h"
+#include "magneto/target/device_profile.h"
 #include "magneto/codegen/template.h"
 
 #ifndef MAGNETO_VERSION
@@ -57,8 +59,11 @@ Status writeFileIfChanged(const std::string& path, const std::string& content) {
   return Status::success();
 }
 
+bool isGpuTarget(const std::string& target) { return target == "cuda" || target == "hip"; }
+
 Status checkTargetSupport(const Graph& g, const MemoryPlan& plan, const std::string& target) {
-  if (target != "cpu") return unsupported("target '{}' is not implemented yet", target);
+  if (isGpuTarget(target)) return checkGpuSupport(plan);
+  if (target != "cpu") return badInput("unknown target '{}'; choose cpu, cuda or hip", target);
   for (const Node* n : plan.steps)
     if (cpuKernelKind(n->kind()).empty())
       return unsupported("{}: the CPU runtime has no kernel for op '{}' yet", n->describe(),
@@ -114,7 +119,8 @@ std::string reportJson(const Graph& g, const MemoryPlan& plan, const PackageOpti
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Node* n = plan.steps[i];
     steps += fmt::format("{}\n    {{\"op\": {}, \"node\": {}, \"kernel\": \"{}\"}}", i ? "," : "",
-                         jsonString(n->kind()), jsonString(n->name()), cpuKernelKind(n->kind()));
+                         jsonString(n->kind()), jsonString(n->name()),
+                         isGpuTarget(o.target) ? "generated" : cpuKernelKind(n->kind()));
   }
   steps += plan.steps.empty() ? "]" : "\n  ]";
   return fmt::format(
@@ -176,9 +182,14 @@ Status copyRuntime(const std::string& target, const fs::path& outDir, std::vecto
   fs::path rt = outDir / "runtime";
   std::set<std::string> keep(sources.begin(), sources.end());
   std::error_code ec;
-  if (fs::is_directory(rt, ec))  // drop files of an older runtime
-    for (const auto& e : fs::directory_iterator(rt, ec))
-      if (e.is_regular_file() && !keep.count(e.path().filename().string())) fs::remove(e.path(), ec);
+  if (fs::is_directory(rt, ec)) {  // drop files of an older runtime
+    std::vector<fs::path> stale;
+    for (auto it = fs::recursive_directory_iterator(rt, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file() && !keep.count(fs::relative(it->path(), rt, ec).string()))
+        stale.push_back(it->path());
+    for (const fs::path& f : stale) fs::remove(f, ec);
+  }
   for (const std::string& f : sources) {
     std::ifstream in(fs::path(dir) / f, std::ios::binary);
     if (!in) return badInput("cannot read runtime source {}/{}", dir, f);
@@ -195,6 +206,8 @@ Status copyRuntime(const std::string& target, const fs::path& outDir, std::vecto
 
 Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
                                       const PackageOptions& o, const std::string& outDirText) {
+  const bool gpu = isGpuTarget(o.target);
+  const std::string dirName = gpu ? "gpu" : o.target;  // templates and runtime: cuda and hip share
   if (!isValidPackageName(o.name))
     return badInput("package name '{}' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*, at most 64 "
                     "characters); choose another with --name",
@@ -223,7 +236,38 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   vars["NUM_OUTPUTS_OR_1"] = std::to_string(std::max<size_t>(1, g.outputs().size()));
   vars["INPUT_ROWS"] = portRows(g.inputs(), o.inputNames);
   vars["OUTPUT_ROWS"] = portRows(g.outputs(), o.outputNames);
-  MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, o.inputNames, o.outputNames));
+  vars["TARGET"] = o.target;
+  std::string sourceExt = o.target == "hip" ? "hip" : o.target == "cuda" ? "cu" : "cpp";
+  vars["SOURCE_EXT"] = sourceExt;
+  if (gpu) {
+    MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile(o.device));
+    MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames));
+    sum.launches = gs.launches;
+    sum.jointLaunches = gs.jointLaunches;
+    bool cuda = o.target == "cuda";
+    vars["CUDA"] = cuda ? "1" : "0";
+    vars["HIP"] = cuda ? "0" : "1";
+    std::string arch = o.arch;
+    for (char& c : arch) if (c == ',') c = ';';
+    if (cuda) {  // "sm_80;sm_90" or "80;90" -> CMake's "80;90"
+      std::string a;
+      size_t p = 0;
+      while (p <= arch.size()) {
+        size_t q = arch.find(';', p);
+        if (q == std::string::npos) q = arch.size();
+        std::string one = arch.substr(p, q - p);
+        if (one.rfind("sm_", 0) == 0 || one.rfind("compute_", 0) == 0) one = one.substr(one.find('_') + 1);
+        if (!one.empty()) a += (a.empty() ? "" : ";") + one;
+        p = q + 1;
+      }
+      arch = a;
+    }
+    vars["ARCH"] = !arch.empty() ? arch : cuda ? "80;90" : "gfx90a";
+    vars["TARGET_BUILD_NOTE"] = cuda ? "for NVIDIA GPUs with nvcc (CUDA toolkit)" : "for AMD GPUs with hipcc (ROCm/HIP)";
+    vars["TARGET_TOOLKIT"] = cuda ? "CUDA toolkit (nvcc, cudart)" : "HIP toolkit (hipcc, amdhip64)";
+  } else {
+    MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, o.inputNames, o.outputNames));
+  }
 
   std::string bin = o.name + "_weights.bin";
   MG_ASSIGN_OR_RETURN(sum.weightsChecksum, writeWeights(plan, (out / bin).string()));
@@ -234,7 +278,7 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   vars["ARENA_BYTES"] = std::to_string(plan.arenaBytes);
 
   std::string runtimeList;
-  MG_RETURN_IF_ERROR(copyRuntime(o.target, out, sum.files, runtimeList));
+  MG_RETURN_IF_ERROR(copyRuntime(dirName, out, sum.files, runtimeList));
   vars["RUNTIME_SOURCES"] = runtimeList;
 
   struct Item {
@@ -242,7 +286,7 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     std::string file;
   };
   std::vector<Item> items = {{"NAME.h.in", o.name + ".h"},
-                             {"NAME.cpp.in", o.name + ".cpp"},
+                             {gpu ? "NAME.cu.in" : "NAME.cpp.in", o.name + "." + sourceExt},
                              {"runner.cpp.in", o.name + "_runner.cpp"},
                              {"CMakeLists.txt.in", "CMakeLists.txt"},
                              {"config.cmake.in", o.name + "-config.cmake"},
@@ -250,7 +294,7 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   if (o.embedWeights) items.push_back({"weights.S.in", o.name + "_weights.S"});
   else fs::remove(out / (o.name + "_weights.S"), ec);  // from an earlier embedded compile
   for (const Item& it : items) {
-    MG_ASSIGN_OR_RETURN(std::string text, renderTemplateFile(o.target, it.tmpl, vars));
+    MG_ASSIGN_OR_RETURN(std::string text, renderTemplateFile(dirName, it.tmpl, vars));
     MG_RETURN_IF_ERROR(writeFileIfChanged((out / it.file).string(), text));
     sum.files.push_back(it.file);
   }

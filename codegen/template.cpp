@@ -174,9 +174,12 @@ Expected<std::string> renderTemplateFile(const std::string& target, const std::s
 Expected<std::vector<std::string>> runtimeSources(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string ext = e.path().extension().string();
-    if (e.is_regular_file() && (ext == ".h" || ext == ".cpp")) files.push_back(e.path().filename().string());
+  // Sources of the runtime folder and of its subfolders (runtime/gpu/kernels), relative paths.
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::string ext = it->path().extension().string();
+    if (it->is_regular_file() && (ext == ".h" || ext == ".cpp" || ext == ".cuh"))
+      files.push_back(fs::relative(it->path(), dir, ec).string());
   }
   if (ec) return badInput("cannot list runtime sources in {}: {}", dir, ec.message());
   std::sort(files.begin(), files.end());

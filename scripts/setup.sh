@@ -10,6 +10,8 @@ pkgs=(
   libfmt-dev libgtest-dev llvm-14-tools
   python3-onnx python3-numpy python3-torch python3-torchvision python3-protobuf
   graphviz
+  # HIP compiler for tests/gpu's compile check of the GPU kernels (gfx90a; no AMD GPU needed).
+  hipcc libamdhip64-dev rocm-device-libs
 )
 # Node.js and npm: any install that provides both commands will do (NodeSource's nodejs package
 # bundles npm and conflicts with Debian's npm package, so test for the commands, not the packages).

@@ -23,8 +23,8 @@ Expected<std::string> benchKey(const BenchOptions& o) {
   MG_ASSIGN_OR_RETURN(std::string model, readFile(c.model));
   MG_ASSIGN_OR_RETURN(std::string rt, runtimeKey(c.target, c.arch));
   uint64_t h = hashString(model);
-  std::string opts = fmt::format("v={};target={};arch={};name={};wf={};passes={}{};popt={};rt={};",
-                                 MAGNETO_VERSION, c.target, c.arch, c.name, c.weightsFile,
+  std::string opts = fmt::format("v={};target={};emu={};arch={};dev={};name={};wf={};passes={}{};popt={};rt={};",
+                                 MAGNETO_VERSION, c.target, o.emulate, c.arch, c.device, c.name, c.weightsFile,
                                  c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);
   for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
   h = hashString(opts, h);
@@ -60,8 +60,8 @@ Status benchModel(const BenchOptions& o) {
     co.outDir = (dir / "package").string();
     co.build = false;
     MG_ASSIGN_OR_RETURN(CompileResult r, compileModel(co));
-    rep.progress("building (fast path: cached runtime + one compiler call)");
-    MG_ASSIGN_OR_RETURN(runner, buildRunnerFast(r.outDir, r.name, !co.weightsFile, co.arch, rep));
+    MG_ASSIGN_OR_RETURN(runner, buildPackageRunner(r.outDir, r.name, co.target, o.emulate,
+                                                   !co.weightsFile, co.arch, rep));
     MG_RETURN_IF_ERROR(writeFile(stamp.string(), runner));
   }
 

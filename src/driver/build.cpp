@@ -275,5 +275,56 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
   return (fs::path(dir) / runner).string();
 }
 
+Expected<std::string> buildPackageRunner(const std::string& dir, const std::string& name,
+                                         const std::string& target, bool emulate,
+                                         bool embeddedWeights, const std::string& arch,
+                                         const Reporter& rep) {
+  if (target == "cpu") {
+    rep.progress("building (fast path: cached runtime + one compiler call)");
+    return buildRunnerFast(dir, name, embeddedWeights, arch, rep);
+  }
+  std::string ext = target == "hip" ? "hip" : "cu";
+  if (emulate) {
+    rep.progress("building the " + target + " package for the CPU emulation (host compiler, -DMG_GPU_EMULATE)");
+    return buildEmulatedRunner(dir, name, ext, embeddedWeights, rep);
+  }
+  rep.progress("building the " + target + " package with its CMake (" +
+               (target == "cuda" ? "nvcc" : "hipcc") + "); add --emulate to run it on the CPU");
+  MG_RETURN_IF_ERROR(buildWithCmake(dir, rep));
+  return (fs::path(dir) / "build" / (name + "_runner")).string();
+}
+
+Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::string& name,
+                                          const std::string& sourceExt, bool embeddedWeights,
+                                          const Reporter& rep) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "build-emu", ec);
+  // -O2: the kernels themselves run here. Warnings as errors: generated code must be clean.
+  std::vector<std::string> flags = {"-std=c++17", "-O2", "-DNDEBUG", "-DMG_GPU_EMULATE=1",
+                                    "-Wall", "-Werror", "-Wno-unused-function",
+                                    "-Wno-maybe-uninitialized"};  // GCC -O2 false positives
+  std::string runner = "build-emu/" + name + "_runner";
+  std::vector<std::string> compile = {cxxCompiler()};
+  compile.insert(compile.end(), flags.begin(), flags.end());
+  compile.insert(compile.end(), {"-I.", "-x", "c++", "-c", name + "." + sourceExt, "-o",
+                                 "build-emu/" + name + ".o"});
+  std::vector<std::string> runnerCompile = {cxxCompiler(), "-std=c++17", "-O1", "-I.", "-c",
+                                            name + "_runner.cpp", "-o", "build-emu/runner.o"};
+  std::vector<std::string> link = {cxxCompiler(), "-o", runner, "build-emu/" + name + ".o",
+                                   "build-emu/runner.o"};
+  if (embeddedWeights) link.insert(link.end(), {name + "_weights.S", "-Wa,-I."});
+  link.push_back("-lpthread");
+  std::string log = (fs::path(dir) / "build-emu" / "build.log").string();
+  std::string all;
+  for (const auto& cmd : {compile, runnerCompile, link}) {
+    rep.detail("running (in " + dir + "): " + commandLine(cmd));
+    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, dir));
+    all += "$ " + commandLine(cmd) + "\n" + r.output;
+    (void)writeFile(log, all);
+    if (r.exitCode != 0) return toolFailed("compiling the emulated GPU package", r, log);
+  }
+  return (fs::path(dir) / runner).string();
+}
+
 }  // namespace driver
 }  // namespace magneto

@@ -208,7 +208,7 @@ Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const st
 Expected<bool> checkModel(const CheckOptions& o) {
   Reporter rep(o.compile.common.verbosity);
   MG_RETURN_IF_ERROR(checkTarget(o.compile.target));
-  if (o.emulate) rep.detail("--emulate has no effect for --target cpu");
+  if (o.emulate && o.compile.target == "cpu") rep.detail("--emulate has no effect for --target cpu");
   if (o.dataDirs.empty())
     return badInput("no data: add --data DIR (a test_data_set_N folder with input_K.pb and "
                     "output_K.pb files)");
@@ -257,8 +257,8 @@ Expected<bool> checkModel(const CheckOptions& o) {
         error = r.status();
         break;
       }
-      rep.progress("building (fast path: cached runtime + one compiler call)");
-      auto runner = buildRunnerFast(r->outDir, r->name, !co.weightsFile, co.arch, rep);
+      auto runner = buildPackageRunner(r->outDir, r->name, co.target, o.emulate, !co.weightsFile,
+                                       co.arch, rep);
       if (!runner.ok()) {
         error = runner.status();
         break;

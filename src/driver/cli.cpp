@@ -46,11 +46,12 @@ const Flag kFlags[] = {
     {"--output", "-o", "OUT_DIR", kCompile, "folder to write the package to (created if needed)",
      "-o out/resnet"},
     {"--target", nullptr, "T", kModel | kReport | kRegress,
-     "code generation target: cpu (default); cuda and hip are not implemented yet",
+     "code generation target: cpu (default), cuda (NVIDIA, nvcc) or hip (AMD, hipcc)",
      "--target cpu"},
     {"--arch", nullptr, "ARCH", kModel | kRegress,
-     "target architecture; for cpu the -march of check/bench builds (default native; the "
-     "package's CMake has option NAME_NATIVE)",
+     "target architecture: for cpu the -march of check/bench builds (default native; the "
+     "package's CMake has option NAME_NATIVE); for cuda the SM list (default sm_80,sm_90); for "
+     "hip the offload archs (default gfx90a)",
      "--arch x86-64-v3"},
     {"--name", nullptr, "NAME", kModel,
      "package name, a C identifier prefixing every symbol (default: from the model's file name)",
@@ -66,9 +67,9 @@ const Flag kFlags[] = {
      "--passes fold,dce"},
     {"--no-parallel-opt", nullptr, nullptr, kModel | kReport | kRegress,
      "leave out the parallel-branch optimizations of the default pipeline", "--no-parallel-opt"},
-    {"--device", nullptr, "PROFILE", kReport,
-     "device profile of the cost model (name in devices/ or a .profile path; default: h200 for "
-     "cuda, mi250x for hip, host for cpu)",
+    {"--device", nullptr, "PROFILE", kModel | kReport,
+     "device profile of the cost model that picks tiles and joint kernels (name in devices/ or a "
+     ".profile path; default: h200 for cuda, mi250x for hip, host for cpu)",
      "--device h100"},
     {"--json", nullptr, "FILE", kReport, "also write the report as JSON", "--json report.json"},
     {"--dot", nullptr, "FILE", kReport, "also write the graph as Graphviz DOT, groups as clusters",
@@ -80,8 +81,10 @@ const Flag kFlags[] = {
     {"--data", nullptr, "DIR", kCheck,
      "a test data folder with input_K.pb and output_K.pb (repeatable)",
      "--data model/test_data_set_0"},
-    {"--emulate", nullptr, nullptr, kCheck | kRegress,
-     "run GPU targets' code on the CPU (no effect for --target cpu)", "--emulate"},
+    {"--emulate", nullptr, nullptr, kCheck | kBench | kRegress,
+     "build cuda/hip packages for the CPU emulation and run them there (no GPU needed; no effect "
+     "for --target cpu)",
+     "--emulate"},
     {"--rtol", nullptr, "R", kCheck | kRegress,
      "relative tolerance (default 1e-3; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
@@ -307,12 +310,12 @@ int runCommand(const Command& c, int argc, char** argv) {
       co.passesGiven = true;
     } else if (n == "--no-parallel-opt") co.parallelOpt = false;
     else if (n == "--build") co.build = true;
-    else if (n == "--device") ro.device = v;
+    else if (n == "--device") ro.device = co.device = v;
     else if (n == "--json") ro.jsonPath = v;
     else if (n == "--dot") ro.dotPath = v;
     else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);
-    else if (n == "--emulate") ck.emulate = true;
+    else if (n == "--emulate") ck.emulate = bo.emulate = true;
     else if (n == "--rtol" || n == "--atol") {
       double x;
       if (!parseNumber(v, x) || !(x >= 0)) return usageError(c.name, n + " expects a number >= 0, got '" + v + "'");

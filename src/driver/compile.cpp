@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 
 Status checkTarget(const std::string& target) {
   if (target == "cpu") return Status::success();
-  if (target == "cuda" || target == "hip")
-    return unsupported("target '{}' is not implemented yet; use --target cpu", target);
+  if (target == "cuda" || target == "hip") return Status::success();
   return badInput("unknown target '{}'; choose cpu, cuda or hip", target);
 }
 
@@ -56,6 +55,10 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   PassContext ctx;
   ctx.target = o.target;
   ctx.parallelOpt = o.parallelOpt;
+  ctx.device = !o.device.empty() ? o.device
+               : o.target == "cuda" ? "h200"
+               : o.target == "hip"  ? "mi250x"
+                                    : "host";
   ctx.printAfter = o.common.printAfter;
   ctx.printAfter.erase("import");
   ctx.debugOnly = o.common.debugOnly;
@@ -65,23 +68,31 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   ctx.verifyEach = o.common.verifyEach;
 #endif
   ctx.out = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
-  MG_RETURN_IF_ERROR(runPipeline(*g, pipeline, ctx));
+  // Errors from here on name the model too (import errors do already).
+  const std::string where = o.model + ": ";
+  MG_RETURN_IF_ERROR(runPipeline(*g, pipeline, ctx).withContext(where));
   if (Status v = verifyGraph(*g); !v.ok())
-    return internalStatus("the IR after the passes is invalid (a compiler bug): {}\n{}", v.message(),
-                          printGraph(*g));
+    return internalStatus("{}the IR after the passes is invalid (a compiler bug): {}\n{}", where,
+                          v.message(), printGraph(*g));
 
   // Plan and emit.
   rep.progress(fmt::format("generating the {} package '{}' in {}", o.target, name, o.outDir));
-  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
+  auto planned = planMemory(*g);
+  if (!planned.ok()) return planned.status().withContext(where);
+  MemoryPlan plan = std::move(planned).value();
   PackageOptions po;
   po.name = name;
   po.target = o.target;
   po.model = fs::path(o.model).filename().string();
   po.passes = pipelineText;
   po.embedWeights = !o.weightsFile;
+  po.arch = o.arch;
+  po.device = ctx.device;
   if (g->inputs().size() == inputNames.size()) po.inputNames = inputNames;
   if (g->outputs().size() == outputNames.size()) po.outputNames = outputNames;
-  MG_ASSIGN_OR_RETURN(PackageSummary sum, writePackage(*g, plan, po, o.outDir));
+  auto written = writePackage(*g, plan, po, o.outDir);
+  if (!written.ok()) return written.status().withContext(where);
+  PackageSummary sum = std::move(written).value();
   rep.detail(fmt::format("{} steps ({} views aliased), arena {} bytes, weights {} bytes",
                          sum.steps, sum.aliasedViews, sum.arenaBytes, sum.weightsBytes));
 

@@ -27,6 +27,8 @@ struct PackageOptions {
   std::string model;            // the model's file name (no folder), for comments and report
   std::string passes;           // the pipeline that ran, for report.json
   bool embedWeights = true;     // false: --weights-file
+  std::string arch;             // cuda/hip: GPU architectures ("" = sm_80;sm_90 / gfx90a)
+  std::string device = "h200";  // cuda/hip: the cost model's profile for tiles and joint kernels
   // The model's input and output names, by position (passes may rename the values that carry
   // them; the package's interface keeps the ONNX names). Empty: the values' names.
   std::vector<std::string> inputNames, outputNames;
@@ -38,6 +40,7 @@ struct PackageSummary {
   int64_t arenaBytes = 0;
   int64_t weightsBytes = 0;
   uint64_t weightsChecksum = 0;
+  int launches = 0, jointLaunches = 0;  // GPU targets: kernels per run, joint ones among them
   std::vector<std::string> files;  // written (or unchanged) files, relative to the folder
 };
 
@@ -45,6 +48,9 @@ struct PackageSummary {
 bool isValidPackageName(const std::string& name);
 // A valid package name derived from a model path ("models/resnet-50.onnx" -> "resnet_50").
 std::string packageNameFromPath(const std::string& path);
+
+// True for "cuda" and "hip": one GPU dialect, templates and runtime in .../gpu.
+bool isGpuTarget(const std::string& target);
 
 // Errors (bad input or unsupported) for anything the target cannot run: an op without a kernel
 // (naming the node), a tensor of rank above the runtime's limit, a string tensor.

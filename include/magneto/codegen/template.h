@@ -39,7 +39,8 @@ Expected<std::string> runtimeDir(const std::string& target);
 Expected<std::string> renderTemplateFile(const std::string& target, const std::string& file,
                                          const TemplateVars& vars);
 
-// The runtime's source files (*.h, *.cpp) in `dir`, sorted by name.
+// The runtime's source files (*.h, *.cpp, *.cuh) in `dir` and its subfolders, as paths relative
+// to `dir`, sorted.
 Expected<std::vector<std::string>> runtimeSources(const std::string& dir);
 
 }  // namespace magneto

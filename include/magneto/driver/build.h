@@ -33,6 +33,20 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
                                       bool embeddedWeights, const std::string& arch,
                                       const Reporter& rep);
 
+// Builds DIR/build-emu/NAME_runner from a GPU package (NAME.cu or NAME.hip) with the host C++
+// compiler and MG_GPU_EMULATE: the package's kernels run on the CPU emulation of runtime/gpu.
+Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::string& name,
+                                          const std::string& sourceExt, bool embeddedWeights,
+                                          const Reporter& rep);
+
+// The runner of a compiled package, built the way its target needs: cpu -> buildRunnerFast;
+// cuda/hip with `emulate` -> buildEmulatedRunner; cuda/hip on a real GPU -> the package's own
+// CMake (nvcc or hipcc), DIR/build/NAME_runner.
+Expected<std::string> buildPackageRunner(const std::string& dir, const std::string& name,
+                                         const std::string& target, bool emulate,
+                                         bool embeddedWeights, const std::string& arch,
+                                         const Reporter& rep);
+
 // The hash of the runtime sources and fast-build flags (part of bench's cache key).
 Expected<std::string> runtimeKey(const std::string& target, const std::string& arch);
 

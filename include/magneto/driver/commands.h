@@ -31,7 +31,8 @@ struct CompileOptions {
   std::string model;
   std::string outDir;
   std::string target = "cpu";
-  std::string arch;  // cpu: the -march of fast builds ("" = native)
+  std::string arch;  // cpu: the -march of fast builds ("" = native); cuda/hip: architectures
+  std::string device;  // cost-model profile ("" = the target's default: host, h200, mi250x)
   std::string name;  // "" = from the model's file name
   std::map<std::string, Dims> shapes;
   std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
@@ -51,7 +52,7 @@ struct CompileResult {
   std::vector<std::string> inputNames, outputNames;  // the model's, by position
 };
 
-// Checks that the target is implemented: "cpu"; "cuda" / "hip" are unsupported for now.
+// Checks that the target is one of "cpu", "cuda", "hip".
 Status checkTarget(const std::string& target);
 
 Expected<CompileResult> compileModel(const CompileOptions& opts);
@@ -74,6 +75,7 @@ struct BenchOptions {
   int threads = 2;
   int runs = 20;
   int warmup = 3;
+  bool emulate = false;  // cuda/hip: time the CPU emulation (a plumbing test, not a GPU figure)
   std::string workDir;  // "" = <cache>/bench
 };
 

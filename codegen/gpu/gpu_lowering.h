@@ -1,0 +1,69 @@
+// GPU lowering: one IR node -> the block programs ("items") that compute it, as C++ text for the
+// generated NAME.cu (see runtime/gpu/kernels/mg_kparams.h for the block-program contract and
+// include/magneto/codegen/gpu_emitter.h for how items become kernels and launches).
+//
+// An item is one block program with its parameters: "run mgk::convBlock<64, 32, 128> over the
+// blocks of this ConvParams". Most nodes are one item; a Concat or a Split is one item per piece
+// (a copy into or out of a strided view), and their items share one launch like a joint group's.
+// Parameters are filled once, when a handle is created, from the slots' device addresses
+// (`S(k)` in the generated code); nothing shape-dependent is computed at run time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+#include "magneto/target/cost_model.h"
+
+namespace magneto {
+namespace gpu {
+
+struct GpuItem {
+  std::string paramsType;  // "mgk::ConvParams"
+  std::string program;     // "mgk::convBlock<64, 32, 128>" (called as program(p, block, smem))
+  std::string blocks;      // "mgk::convBlocks<64, 32, 128>" (called as blocks(p), host side)
+  std::string smem;        // "mgk::convSmemBytes<64, 32, 128>" (called as smem())
+  int threads = 256;       // the program's kThreads
+  bool syncs = false;      // uses __syncthreads or warp intrinsics (emulation needs fibers)
+  std::string functor;     // a struct definition the program names, or ""
+  std::string init;        // statements filling `p` (a reference to the params), one per line
+  std::string tile;        // for comments: "64x32 t128", "items4"
+};
+
+// What lowering needs to know about the model's storage: the generated slot index of a value.
+struct LowerContext {
+  const std::map<const Value*, int>* slots = nullptr;
+  int functorCounter = 0;  // functor names are F<step>_<k>: unique per package
+  int step = 0;
+
+  int slot(const Value* v) const { return slots->at(v); }
+  // "S(12)": the device address of a value's bytes, as generated code spells it.
+  std::string ptr(const Value* v) const;
+  std::string typedPtr(const char* ctype, const Value* v, bool isConst) const;
+};
+
+// The items of one node with `tile` from the cost model (empty TileConfig: a default). Errors are
+// kUnsupported and name the node and what is missing.
+Expected<std::vector<GpuItem>> lowerNode(const Node& n, const TileConfig& tile, LowerContext& cx);
+
+// Whether lowerNode can handle the node (op, dtypes, attributes), with the reason when not.
+Status gpuSupports(const Node& n);
+
+// Shared helpers of the lowering files.
+std::vector<int64_t> contiguousStrides(const Dims& d);
+const char* ctypeOf(DType t);  // "float", "int64_t", ... or nullptr when the GPU target lacks it
+std::string floatLiteral(double v);
+std::string intList(const std::vector<int64_t>& v);  // "{1, 2, 3}"
+
+// Lowering per family (lower_map.cpp, lower_compute.cpp); each returns false when it does not
+// handle the node's kind, so that lowerNode can try the next.
+bool lowerMapFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
+                    Expected<std::vector<GpuItem>>& out);
+bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
+                        Expected<std::vector<GpuItem>>& out);
+
+}  // namespace gpu
+}  // namespace magneto

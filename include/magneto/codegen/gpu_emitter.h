@@ -1,0 +1,45 @@
+// The GPU emitter: the program of a generated NAME.cu (targets cuda and hip; one source for both
+// and for the CPU emulation) as template values for codegen/templates/gpu/NAME.cu.in.
+//
+// Every step of the memory plan is lowered to block programs (codegen/gpu/gpu_lowering.h). Steps
+// become launches:
+//   - a step alone: one __global__ kernel running its item(s) (a Concat's copies share it);
+//   - the members of a parallel group with strategy "joint" (pass parallel-co-optimize; they are
+//     contiguous in the schedule): ONE __global__ kernel whose block ranges run each member's
+//     program, with every member's tile chosen together by the cost model (coTune) for the
+//     target's device profile. This is the joint kernel of DESIGN.md.
+// Each launch has an argument struct (the params of its items and the block-range ends) that
+// lives in device memory, filled once when a handle is created; the forward pass is a fixed
+// sequence of launches, so it can be captured in a CUDA/HIP graph.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "magneto/codegen/memory_plan.h"
+#include "magneto/codegen/template.h"
+#include "magneto/ir/graph.h"
+#include "magneto/support/status.h"
+#include "magneto/target/device_profile.h"
+
+namespace magneto {
+
+struct GpuEmitSummary {
+  int launches = 0;       // kernels per forward pass
+  int jointLaunches = 0;  // of which joint kernels of parallel groups
+  int steps = 0;
+};
+
+// Fills the GPU template's keys (FUNCTORS, LAUNCH_STRUCTS, KERNELS, PARAMS_FIELDS, INIT_PARAMS,
+// FORWARD, NUM_LAUNCHES, LAUNCH_TABLE) plus the slot/port/copy tables that the CPU emitter
+// writes (the host side of both packages reads them the same way).
+Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
+                                        const DeviceProfile& device, TemplateVars& vars,
+                                        const std::vector<std::string>& inputNames = {},
+                                        const std::vector<std::string>& outputNames = {});
+
+// The first step of `plan` that the GPU targets cannot lower, as an error naming the node; ok
+// when every step can be lowered.
+Status checkGpuSupport(const MemoryPlan& plan);
+
+}  // namespace magneto

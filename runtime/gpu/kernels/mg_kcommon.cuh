@@ -1,0 +1,117 @@
+// Pieces shared by the block programs of runtime/gpu/kernels/: the epilogue activations, the
+// block-wide tree reduction, index helpers. Not a kernel family of its own.
+//
+// Every block program follows mg_kparams.h's contract: threads with threadIdx.x >= the
+// program's THREADS take no tile work but reach every __syncthreads, so helpers that contain a
+// barrier (blockReduce) must be called by ALL threads of the block, idle ones included, the
+// same number of times.
+//
+// Part of runtime/gpu/, which generated packages copy verbatim.
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+
+#include "../mg_gpu.h"
+#include "mg_kparams.h"
+
+// Loop unrolling hints that every compiler of these sources understands: nvcc and hipcc (and
+// clang as the emulation's host compiler) take `#pragma unroll`; GCC has its own spelling.
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
+#define MGK_UNROLL _Pragma("unroll")
+#define MGK_NO_UNROLL _Pragma("unroll 1")
+#else
+#define MGK_UNROLL _Pragma("GCC unroll 32")
+#define MGK_NO_UNROLL _Pragma("GCC unroll 1")
+#endif
+
+// Multiply-adds are written a*b + c, not fmaf: nvcc and hipcc contract them into FMA anyway
+// (-fmad / -ffp-contract=fast are their defaults), while on the emulation's host compiler fmaf is
+// a libm call unless the build targets FMA hardware (half the time of an emulated GEMM).
+
+namespace mgk {
+
+// Blocks needed to cover `n` items with `per` items per block.
+__host__ __device__ constexpr int64_t ceilDiv(int64_t n, int64_t per) {
+  return n <= 0 ? 0 : (n + per - 1) / per;
+}
+
+__host__ __device__ constexpr bool isPow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// The epilogue activation of GEMM and convolution results (and of the Act functor of mg_map).
+// Same formulas as the CPU runtime's applyAct (runtime/cpu/mg_kernels.h), so that the CPU and
+// the GPU packages of one model compute the same function: LeakyRelu and Elu take x >= 0 as
+// the positive side, Clip is [alpha, beta], HardSigmoid is clamp(alpha*x + beta, 0, 1), Selu is
+// beta*(x > 0 ? x : alpha*(e^x - 1)) (alpha, gamma), Gelu is the exact erf form.
+__device__ __forceinline__ float applyAct(int act, float x, float alpha, float beta) {
+  switch (act) {
+    case kActNone: return x;
+    case kActRelu: return x > 0.f ? x : 0.f;
+    case kActLeakyRelu: return x >= 0.f ? x : x * alpha;
+    case kActClip: return x < alpha ? alpha : (x > beta ? beta : x);
+    case kActSigmoid: return 1.f / (1.f + expf(-x));
+    case kActTanh: return tanhf(x);
+    case kActHardSigmoid: {
+      float y = alpha * x + beta;
+      return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
+    }
+    case kActElu: return x >= 0.f ? x : alpha * (expf(x) - 1.f);
+    case kActGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case kActHardSwish: {
+      float y = x * (1.f / 6.f) + 0.5f;
+      return x * (y < 0.f ? 0.f : (y > 1.f ? 1.f : y));
+    }
+    case kActSelu: return x > 0.f ? beta * x : beta * (alpha * expf(x) - alpha);
+    case kActSoftplus: return x > 20.f ? x : log1pf(expf(x));
+    default: return x;
+  }
+}
+
+// Tree reduction of one float per thread over the first THREADS threads of the block; every
+// thread of the block (idle ones too) must call it and gets the result. `red` holds THREADS
+// floats of shared memory. Three kinds of barrier steps, all unconditional: publish, log2(THREADS)
+// halvings, and a final one so that nobody overwrites red[0] (the next reduction) before every
+// thread has read it. Warp shuffles would save barriers on a GPU, but the warp is 32 lanes on
+// NVIDIA and 64 on gfx90a and the tree's cost is small next to the row or tile it closes.
+template <int THREADS, typename Op>
+MG_DEVICE float blockReduce(float v, float* red, Op op) {
+  static_assert(isPow2(THREADS), "block reductions need a power-of-two thread count");
+  const int t = int(threadIdx.x);
+  if (t < THREADS) red[t] = v;
+  __syncthreads();
+MGK_NO_UNROLL
+  for (int s = THREADS / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] = op(red[t], red[t + s]);
+    __syncthreads();
+  }
+  float r = red[0];
+  __syncthreads();
+  return r;
+}
+
+struct OpSumF {
+  MG_DEVICE float operator()(float a, float b) const { return a + b; }
+};
+// NaN-propagating max (fmaxf would drop a NaN operand; ONNX reductions keep it, like numpy).
+struct OpMaxF {
+  MG_DEVICE float operator()(float a, float b) const { return (b > a || b != b) ? b : a; }
+};
+
+// Unravels the linear index `i` of a row-major space `dims[0..rank)` and returns
+// sum_d coord_d * strides[d]. The outermost coordinate needs no modulo (i < product of dims).
+__device__ __forceinline__ int64_t unravelOffset(int64_t i, int rank, const int64_t* dims,
+                                       const int64_t* strides) {
+  int64_t off = 0;
+MGK_UNROLL
+  for (int d = kMaxRank - 1; d > 0; --d) {
+    if (d < rank) {
+      int64_t q = i / dims[d];
+      off += (i - q * dims[d]) * strides[d];
+      i = q;
+    }
+  }
+  if (rank > 0) off += i * strides[0];
+  return off;
+}
+
+}  // namespace mgk

@@ -1,0 +1,332 @@
+// CPU emulation of GPU kernels, layer 4: running a grid on a pool of OS threads, launch-time
+// checks and the runtime's error state.
+//
+// The blocks of a grid are handed out in linear order (x fastest) through an atomic counter to
+// a pool of OS threads: MG_EMU_THREADS of them (default: every core), the launching thread
+// included. Each OS thread owns a BlockRunner (fibers, pooled stacks) and a dynamic shared
+// memory buffer, and runs one block at a time to completion, so `static thread_local`
+// __shared__ variables are per block. One grid runs at a time (launches from several host
+// threads are serialised). The first failing block stops the grid; its error names the kernel
+// (when the symbol is exported, see kernelName) and the block.
+//
+// Errors carry CUDA's numeric codes so that logs read the same on every backend. As in CUDA the
+// last error is per host thread and cleared by mgGetLastError; mgGetErrorString of that code
+// returns the detailed message.
+//
+// Part of runtime/gpu/, which generated packages copy verbatim: standard C++17, POSIX, pthreads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__GLIBC__) || defined(__APPLE__)
+#include <cxxabi.h>
+#include <dlfcn.h>
+#define MG_EMU_HAVE_DLADDR 1
+#else
+#define MG_EMU_HAVE_DLADDR 0
+#endif
+
+#include "mg_emu_block.h"
+#include "mg_emu_device.h"
+
+namespace mg_emu {
+
+enum Error : int {
+  kSuccess = 0,
+  kErrorInvalidValue = 1,
+  kErrorMemoryAllocation = 2,
+  kErrorInvalidConfiguration = 9,
+  kErrorInvalidResourceHandle = 400,
+  kErrorIllegalState = 401,
+  kErrorLaunchFailure = 719,
+  kErrorStreamCaptureUnsupported = 900,
+  kErrorStreamCaptureInvalidated = 901,
+};
+
+inline const char* errorName(Error e) {
+  switch (e) {
+    case kSuccess: return "no error";
+    case kErrorInvalidValue: return "invalid argument";
+    case kErrorMemoryAllocation: return "out of memory";
+    case kErrorInvalidConfiguration: return "invalid configuration argument";
+    case kErrorInvalidResourceHandle: return "invalid resource handle";
+    case kErrorIllegalState: return "operation not permitted in the current state";
+    case kErrorLaunchFailure: return "unspecified launch failure";
+    case kErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case kErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+  }
+  return "unknown error";
+}
+
+struct ErrorState {
+  Error last = kSuccess;    // cleared by getLastError
+  Error detailed = kSuccess;  // code of `detail`
+  std::string detail;
+};
+inline ErrorState& errorState() {
+  static thread_local ErrorState s;
+  return s;
+}
+// Records an error of this host thread with its detailed message; returns e.
+inline Error setError(Error e, const std::string& detail) {
+  if (e == kSuccess) return e;
+  ErrorState& s = errorState();
+  s.last = e;
+  s.detailed = e;
+  s.detail = std::string(errorName(e)) + ": " + detail;
+  return e;
+}
+inline Error getLastError() {
+  ErrorState& s = errorState();
+  Error e = s.last;
+  s.last = kSuccess;
+  return e;
+}
+inline const char* errorString(Error e) {
+  const ErrorState& s = errorState();
+  if (e != kSuccess && e == s.detailed) return s.detail.c_str();
+  return errorName(e);
+}
+
+// A readable name for a kernel: the demangled symbol when the dynamic linker knows it (shared
+// libraries; executables linked with -rdynamic), else its address.
+inline std::string kernelName(const void* fn) {
+#if MG_EMU_HAVE_DLADDR
+  Dl_info info;
+  if (dladdr(fn, &info) && info.dli_sname && info.dli_saddr == fn) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    std::string name = status == 0 && d ? d : info.dli_sname;
+    std::free(d);
+    return name;
+  }
+#endif
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "at %p", fn);
+  return buf;
+}
+
+// ---- Launch limits (those of sm_90).
+constexpr size_t kDefaultDynamicShared = 48 << 10;  // without mgFuncSetMaxDynamicSharedMemory
+constexpr size_t kMaxDynamicShared = 227 << 10;     // opt-in maximum per block (228 KiB per SM)
+
+inline std::mutex& sharedLimitMutex() {
+  static std::mutex m;
+  return m;
+}
+inline std::map<const void*, size_t>& sharedLimits() {
+  static std::map<const void*, size_t> m;
+  return m;
+}
+inline Error setMaxDynamicShared(const void* kernel, size_t bytes) {
+  if (!kernel || bytes > kMaxDynamicShared)
+    return setError(kErrorInvalidValue, "max dynamic shared memory " + std::to_string(bytes) +
+                                             " bytes exceeds the limit of " +
+                                             std::to_string(kMaxDynamicShared));
+  std::lock_guard<std::mutex> g(sharedLimitMutex());
+  sharedLimits()[kernel] = bytes;
+  return kSuccess;
+}
+
+inline Error validateLaunch(const void* kernel, dim3 grid, dim3 block, size_t shared,
+                            std::string* why) {
+  auto d = [](dim3 v) {
+    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+  };
+  uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  if (block.x == 0 || block.y == 0 || block.z == 0 || block.x > 1024 || block.y > 1024 ||
+      block.z > 64 || threads > 1024) {
+    *why = "block " + d(block) + ": each extent >= 1, x,y <= 1024, z <= 64, at most 1024 threads";
+    return kErrorInvalidConfiguration;
+  }
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 ||
+      grid.z > 65535) {
+    *why = "grid " + d(grid) + ": each extent >= 1, x < 2^31, y,z <= 65535";
+    return kErrorInvalidConfiguration;
+  }
+  size_t limit = kDefaultDynamicShared;
+  {
+    std::lock_guard<std::mutex> g(sharedLimitMutex());
+    auto it = sharedLimits().find(kernel);
+    if (it != sharedLimits().end()) limit = std::max(limit, it->second);
+  }
+  if (shared > limit) {
+    *why = std::to_string(shared) + " bytes of dynamic shared memory exceed the kernel's limit of " +
+           std::to_string(limit) + " (raise it with mgFuncSetMaxDynamicSharedMemory, up to " +
+           std::to_string(kMaxDynamicShared) + ")";
+    return kErrorInvalidValue;
+  }
+  return kSuccess;
+}
+
+// ---- The pool of OS threads that run blocks.
+class ThreadPool {
+ public:
+  static ThreadPool& instance() {
+    static ThreadPool pool;
+    return pool;
+  }
+  ~ThreadPool() { stopWorkers(); }
+
+  // OS threads that run blocks, the launching thread included.
+  int threads() {
+    std::lock_guard<std::mutex> g(runMutex_);
+    return int(workers_.size()) + 1;
+  }
+  void resize(int threads) {
+    std::lock_guard<std::mutex> g(runMutex_);
+    stopWorkers();
+    startWorkers(std::max(threads, 1) - 1);
+  }
+
+  // Calls body(i) for every i in [0, count) on all threads until one call returns false.
+  void run(uint64_t count, const std::function<bool(uint64_t)>& body) {
+    std::lock_guard<std::mutex> g(runMutex_);
+    if (workers_.empty() || count == 1) {
+      for (uint64_t i = 0; i < count; ++i)
+        if (!body(i)) break;
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> l(m_);
+      body_ = &body;
+      count_ = count;
+      next_.store(0, std::memory_order_relaxed);
+      stop_.store(false, std::memory_order_relaxed);
+      busy_ = int(workers_.size());
+      ++job_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> l(m_);
+    done_.wait(l, [this] { return busy_ == 0; });
+    body_ = nullptr;
+  }
+
+ private:
+  ThreadPool() {
+    int n = config().threads;
+    if (n <= 0) n = int(std::max(1u, std::thread::hardware_concurrency()));
+    startWorkers(n - 1);
+  }
+
+  void drain() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+      if (i >= count_) break;
+      if (!(*body_)(i)) stop_.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  // `seen`: the job counter when the worker was created. Read by the creator, not by the new
+  // thread, which may only start after the next run() has already published its job.
+  void workerLoop(uint64_t seen) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(m_);
+        wake_.wait(l, [&] { return shutdown_ || job_ != seen; });
+        if (shutdown_) return;
+        seen = job_;
+      }
+      drain();
+      std::lock_guard<std::mutex> l(m_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+
+  void startWorkers(int n) {
+    std::lock_guard<std::mutex> l(m_);
+    shutdown_ = false;
+    const uint64_t job = job_;
+    for (int i = 0; i < n; ++i) workers_.emplace_back([this, job] { workerLoop(job); });
+  }
+  void stopWorkers() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      shutdown_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::mutex runMutex_;  // one grid at a time
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<bool(uint64_t)>* body_ = nullptr;
+  uint64_t count_ = 0, job_ = 0;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<bool> stop_{false};
+  int busy_ = 0;
+  bool shutdown_ = false;
+};
+
+// What each OS thread keeps between blocks.
+struct WorkerState {
+  BlockRunner runner;
+  unsigned char* shared = nullptr;
+  size_t sharedBytes = 0;
+
+  WorkerState() = default;
+  WorkerState(const WorkerState&) = delete;
+  WorkerState& operator=(const WorkerState&) = delete;
+  ~WorkerState() { ::operator delete(shared, std::align_val_t(kAlign)); }
+
+  unsigned char* dynamicShared(size_t bytes) {
+    if (bytes > sharedBytes || !shared) {
+      ::operator delete(shared, std::align_val_t(kAlign));
+      sharedBytes = std::max<size_t>(bytes, 1024);
+      shared = static_cast<unsigned char*>(::operator new(sharedBytes, std::align_val_t(kAlign)));
+    }
+    return shared;
+  }
+  static constexpr size_t kAlign = 128;
+};
+inline WorkerState& workerState() {
+  static thread_local WorkerState s;
+  return s;
+}
+
+// Runs every block of a grid; plain: threads as loops (mgLaunchNoSync). On failure returns
+// kErrorLaunchFailure and the message naming kernel and block.
+inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3 block,
+                     size_t shared, bool plain, std::string* message) {
+  const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+  std::mutex errorMutex;
+  std::string error;
+  ThreadPool::instance().run(blocks, [&](uint64_t b) {
+    WorkerState& ws = workerState();
+    blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
+                     unsigned(b / (uint64_t(grid.x) * grid.y))};
+    blockDim = block;
+    gridDim = grid;
+    tlsDynamicShared = ws.dynamicShared(shared);
+    std::string why;
+    bool ok = plain ? runBlockPlain(call, block, &why) : ws.runner.run(call, block, &why);
+    tlsDynamicShared = nullptr;
+    if (ok) return true;
+    std::lock_guard<std::mutex> g(errorMutex);
+    if (error.empty())
+      error = "kernel " + kernelName(kernel) + ", block (" + std::to_string(blockIdx.x) + "," +
+              std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) + "): " + why;
+    return false;
+  });
+  if (error.empty()) return kSuccess;
+  *message = error;
+  return kErrorLaunchFailure;
+}
+
+}  // namespace mg_emu
