@@ -10,8 +10,13 @@ constant folding) to OUT/NAME/model.onnx and one test data set OUT/NAME/test_dat
 {input_0.pb, output_0.pb} holding a seeded random input and PyTorch's output for it, plus
 OUT/NAME/meta.json (shapes, versions, timings, output statistics).
 
---small exports the same architectures at small spatial sizes (for fast CI) into OUT/NAME_small/.
-A model whose model.onnx and test data already exist is skipped unless --force is given.
+--small exports the same architectures at small spatial sizes (for fast CI) into OUT/NAME_small/
+(the models of zoo_models.py also shrink widths and depths there). A model whose model.onnx and
+test data already exist is skipped unless --force is given.
+
+Models with several inputs (zoo_models.Input: name, shape, dtype, integer range) get one
+test_data_set_0/input_K.pb per input, named like the graph input; integer inputs (token ids) are
+seeded uniform integers, float inputs seeded randn.
 
 Run with Debian's interpreter (/usr/bin/python3: torch, torchvision, onnx, numpy). Works with
 torch 1.13 and 2.x (TorchScript-based exporter; dynamo=False where the argument exists).
@@ -35,6 +40,8 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import parallel_blocks  # noqa: E402  (our own small models with parallel structure)
+import zoo_models  # noqa: E402  (hand-written well-known architectures, full and small)
+from zoo_models import Input  # noqa: E402
 
 
 def _tv(name, **kw):
@@ -42,7 +49,8 @@ def _tv(name, **kw):
     return lambda: fn(weights=None, **kw)
 
 
-# name -> (constructor, full input shape, small input shape, what it is)
+# name -> (constructor or (full, small) constructors, full input shape or [Input, ...], small
+# input shape or [Input, ...], what it is). A bare shape is one float32 input named "input".
 MODELS = {
     "inception_v3": (
         _tv("inception_v3", aux_logits=False, init_weights=True),
@@ -62,20 +70,38 @@ MODELS = {
 }
 for _name, (_ctor, _full, _small, _doc) in parallel_blocks.MODELS.items():
     MODELS[_name] = (_ctor, _full, _small, _doc)
+MODELS.update(zoo_models.MODELS)
 
 DEFAULT_MODELS = ["inception_v3", "squeezenet1_1", "resnext50_32x4d"]
 
 
 def _scripts_digest():
     h = hashlib.sha1()
-    for f in ("export.py", "parallel_blocks.py"):
+    for f in ("export.py", "parallel_blocks.py", "zoo_models.py"):
         with open(os.path.join(HERE, f), "rb") as fh:
             h.update(fh.read())
     return h.hexdigest()[:12]
 
 
-def settle_batchnorm(model, shape, batches, batch_size, gen):
-    """Cumulative-average BN statistics over `batches` random batches, then eval mode."""
+def input_specs(shape):
+    """The model's inputs: a bare shape is one float32 tensor named "input"."""
+    if all(isinstance(d, int) for d in shape):
+        return [Input("input", tuple(shape))]
+    return list(shape)
+
+
+def make_input(spec, gen, batch_size=None):
+    """Seeded data for one input; batch_size replaces dimension 0 (BatchNorm settling)."""
+    shape = tuple(spec.shape) if batch_size is None else (batch_size,) + tuple(spec.shape[1:])
+    if spec.dtype == "float32":
+        return torch.randn(shape, generator=gen)
+    return torch.randint(spec.low, spec.high, shape, generator=gen, dtype=getattr(torch, spec.dtype))
+
+
+def settle_batchnorm(model, specs, batches, batch_size, gen):
+    """Cumulative-average BN statistics over `batches` random batches, then eval mode. A model
+    with one input gets batches of `batch_size`; one with several, batches of its inputs' shapes
+    (their batch dimension is not always dimension 0)."""
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if bns:
         for m in bns:
@@ -84,18 +110,21 @@ def settle_batchnorm(model, shape, batches, batch_size, gen):
         model.train()
         with torch.no_grad():
             for _ in range(batches):
-                model(torch.randn((batch_size,) + tuple(shape[1:]), generator=gen))
+                if len(specs) == 1:
+                    model(make_input(specs[0], gen, batch_size))
+                else:
+                    model(*[make_input(s, gen) for s in specs])
     model.eval()
     return len(bns)
 
 
-def onnx_export(model, x, path, opset):
+def onnx_export(model, xs, names, path, opset):
     kw = dict(export_params=True, opset_version=opset, do_constant_folding=True,
-              input_names=["input"], output_names=["output"])
+              input_names=list(names), output_names=["output"])
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kw["dynamo"] = False  # torch >= 2.5: keep the TorchScript exporter (static, opset 13)
     # Not under torch.no_grad(): some layers (attention) only export outside it.
-    torch.onnx.export(model, (x,), path, **kw)
+    torch.onnx.export(model, tuple(xs), path, **kw)
 
 
 def save_tensor(arr, name, path):
@@ -106,11 +135,14 @@ def save_tensor(arr, name, path):
 
 def export_one(name, out_dir, small, args):
     ctor, full, small_shape, doc = MODELS[name]
+    if isinstance(ctor, tuple):  # (full, small) constructors
+        ctor = ctor[1] if small else ctor[0]
     shape = small_shape if small else full
+    specs = input_specs(shape)
     folder = os.path.join(out_dir, name + ("_small" if small else ""))
     model_path = os.path.join(folder, "model.onnx")
     data_dir = os.path.join(folder, "test_data_set_0")
-    config = {"shape": list(shape), "opset": args.opset, "seed": args.seed,
+    config = {"shape": _shape_json(shape), "opset": args.opset, "seed": args.seed,
               "bn_batches": args.bn_batches, "bn_batch_size": args.bn_batch_size,
               "torch": torch.__version__, "torchvision": torchvision.__version__,
               "scripts": _scripts_digest()}
@@ -130,27 +162,34 @@ def export_one(name, out_dir, small, args):
     torch.manual_seed(args.seed)
     model = ctor()
     gen = torch.Generator().manual_seed(args.seed + 1)
-    n_bn = settle_batchnorm(model, shape, args.bn_batches, args.bn_batch_size, gen)
+    n_bn = settle_batchnorm(model, specs, args.bn_batches, args.bn_batch_size, gen)
     t_settle = time.time() - t0
 
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(args.seed + 2))
+    data_gen = torch.Generator().manual_seed(args.seed + 2)
+    xs = [make_input(s, data_gen) for s in specs]
     with torch.no_grad():
-        y = model(x)
+        y = model(*xs)
     if isinstance(y, (tuple, list)):
         y = y[0]
     y_np = y.detach().numpy()
 
     t1 = time.time()
     tmp = model_path + ".tmp"
-    onnx_export(model, x, tmp, args.opset)
+    onnx_export(model, xs, [s.name for s in specs], tmp, args.opset)
     m = onnx.load(tmp)
     onnx.checker.check_model(m)
-    in_name = m.graph.input[0].name
+    in_names = [i.name for i in m.graph.input]
+    if in_names != [s.name for s in specs]:
+        raise RuntimeError(f"graph inputs {in_names} are not the model's inputs {[s.name for s in specs]}")
     out_name = m.graph.output[0].name
     os.replace(tmp, model_path)
     t_export = time.time() - t1
 
-    save_tensor(x.numpy(), in_name, os.path.join(data_dir, "input_0.pb"))
+    for f in os.listdir(data_dir):  # a re-export may have fewer inputs
+        if f.startswith("input_") and f.endswith(".pb"):
+            os.remove(os.path.join(data_dir, f))
+    for k, (x, in_name) in enumerate(zip(xs, in_names)):
+        save_tensor(x.numpy(), in_name, os.path.join(data_dir, f"input_{k}.pb"))
     save_tensor(y_np, out_name, os.path.join(data_dir, "output_0.pb"))
 
     finite = bool(np.isfinite(y_np).all())
@@ -162,7 +201,8 @@ def export_one(name, out_dir, small, args):
         ops[node.op_type] = ops.get(node.op_type, 0) + 1
     meta = {
         "name": name, "small": small, "description": doc,
-        "input": {"name": in_name, "shape": list(shape), "dtype": "float32"},
+        "input": {"name": in_names[0], "shape": list(specs[0].shape), "dtype": specs[0].dtype},
+        "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in specs],
         "output": {"name": out_name, "shape": list(y_np.shape), "dtype": str(y_np.dtype),
                    "mean": float(y_np.mean()), "std": std, "min": float(y_np.min()),
                    "max": float(y_np.max())},
@@ -182,10 +222,25 @@ def export_one(name, out_dir, small, args):
         json.dump(meta, f, indent=2)
         f.write("\n")
     status = "ok" if ok else "BAD OUTPUT"
-    print(f"[{name}] {status}: {model_path} input={list(shape)} output={list(y_np.shape)} "
+    print(f"[{name}] {status}: {model_path} input={_shape_text(shape)} output={list(y_np.shape)} "
           f"nodes={len(m.graph.node)} std={std:.4g} dead={dead} finite={finite} "
           f"settle={t_settle:.1f}s export={t_export:.1f}s")
     return ok
+
+
+def _shape_json(shape):
+    specs = input_specs(shape)
+    if len(specs) == 1 and specs[0].name == "input" and specs[0].dtype == "float32":
+        return list(specs[0].shape)
+    return [[s.name, list(s.shape), s.dtype, s.low, s.high] for s in specs]
+
+
+def _shape_text(shape):
+    specs = input_specs(shape)
+    if len(specs) == 1 and specs[0].name == "input" and specs[0].dtype == "float32":
+        return "x".join(map(str, specs[0].shape))
+    return ",".join(f"{s.name}={'x'.join(map(str, s.shape))}" + ("" if s.dtype == "float32" else f":{s.dtype}")
+                    for s in specs)
 
 
 def main():
@@ -204,7 +259,7 @@ def main():
     args = ap.parse_args()
     if args.list:
         for n, (_, full, small, doc) in MODELS.items():
-            print(f"{n:18s} full={list(full)} small={list(small)}\n    {doc}")
+            print(f"{n:18s} full={_shape_text(full)} small={_shape_text(small)}\n    {doc}")
         return 0
     torch.set_num_threads(args.threads)
     names = list(MODELS) if args.models == "all" else [n.strip() for n in args.models.split(",") if n.strip()]

@@ -3,32 +3,51 @@
 # statistics settled, PyTorch's outputs saved as test_data_set_0), then checks every model
 # through the CPU target against PyTorch's outputs and against onnxruntime-node's outputs on the
 # same input (an independent second reference). Closing line: "N passed, M failed".
-#   tests/e2e/run_zoo.sh [--models a,b,c] [--out DIR] [--magnetoc PATH]
+#   tests/e2e/run_zoo.sh [--models a,b,c] [--small-models a,b,c] [--out DIR] [--work-dir DIR]
+#                        [--magnetoc PATH]
+# --models run at full size (default: the three torchvision CNNs and the three parallel blocks),
+# --small-models at their --small size, folders NAME_small (default: the models of
+# models/zoo_models.py, whose full sizes are too slow for CI); an empty list skips that part.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 models="inception_v3,squeezenet1_1,resnext50_32x4d,inception_block,mha_block,multi_tower"
+small_models="nasnet_a_mobile,lstm_lm,seq2seq,deepspeech2,bert_layers,switch_moe,yolox_heads,din"
 out="$root/build/zoo"
+work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
+    --small-models) small_models="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --work-dir) work="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
     *) echo "run_zoo.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 
-echo "exporting $models to $out"
-/usr/bin/python3 "$root/models/export.py" --out "$out" --models "$models"
+folders=()
+if [ -n "$models" ]; then
+  echo "exporting $models to $out"
+  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$models"
+  IFS=',' read -ra names <<< "$models"
+  folders+=("${names[@]}")
+fi
+if [ -n "$small_models" ]; then
+  echo "exporting $small_models (--small) to $out"
+  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$small_models" --small
+  IFS=',' read -ra names <<< "$small_models"
+  for m in "${names[@]}"; do folders+=("${m}_small"); done
+fi
 
 passed=0; failed=0; failures=()
-IFS=',' read -ra names <<< "$models"
-for m in "${names[@]}"; do
+for m in "${folders[@]}"; do
   dir="$out/$m"
-  # onnxruntime-node's outputs on the same input, as a second test data set.
+  # onnxruntime-node's outputs on the same input, as a second test data set (redone after a
+  # re-export).
   ort_dir="$dir/test_data_set_ort"
-  if [ ! -f "$ort_dir/output_0.pb" ]; then
+  if [ ! -f "$ort_dir/output_0.pb" ] || [ "$dir/model.onnx" -nt "$ort_dir/output_0.pb" ]; then
     rm -rf "$ort_dir"; mkdir -p "$ort_dir"
     cp "$dir"/test_data_set_0/input_*.pb "$ort_dir/"
     node "$root/tools/ort/run_ort.js" "$dir/model.onnx" --inputs "$ort_dir"/input_*.pb \
@@ -40,7 +59,7 @@ for m in "${names[@]}"; do
   for variant in "" "--no-parallel-opt"; do
     label="$m${variant:+ $variant}"
     if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" \
-         --work-dir "$root/build/zoo-work/$m${variant:+-noparallel}" --rtol "$rtol" --atol "$atol" -q $variant; then
+         --work-dir "$work/$m${variant:+-noparallel}" --rtol "$rtol" --atol "$atol" -q $variant; then
       echo "PASS $label"; passed=$((passed + 1))
     else
       echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")

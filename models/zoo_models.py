@@ -1,0 +1,440 @@
+"""The zoo's hand-written workloads (issue #5): well-known architectures with parallel structure,
+written out in PyTorch with seeded random weights and exported by export.py like the torchvision
+models (`--models nasnet_a_mobile,lstm_lm,...`). Each entry of MODELS has a full-size and a small
+(CI) constructor; the small ones keep the structure and shrink widths, depths and sizes.
+
+- nasnet_a_mobile: NASNet-A Mobile (Zoph et al. 2018), normal and reduction cells written out:
+  separable convs, avg/max pools and identity branches combined pairwise by Add, cell outputs
+  joined by Concat; factorized reductions where the previous cell's output is twice as large.
+- lstm_lm: word-level LSTM language model (embedding, 2-layer nn.LSTM -> two ONNX LSTM ops,
+  linear decoder over the vocabulary).
+- seq2seq: LSTM encoder (ONNX LSTM op) and an 8-step unrolled LSTMCell decoder with dot
+  attention over the encoder outputs; teacher-forced target tokens are a graph input.
+- deepspeech2: DeepSpeech 2 acoustic model: 2 Conv2d+BN+Hardtanh over a spectrogram, then
+  bidirectional GRU layers (ONNX GRU ops, directions summed), then a linear classifier.
+- bert_layers: BERT encoder layers (post-LN, separate Q/K/V nn.Linear, erf GELU FFN).
+- switch_moe: Switch-Transformer MoE feed-forward layer: router + softmax + top-1, every expert
+  computed densely and combined by a one-hot mask times the router probability (static graph).
+- yolox_heads: YOLOX decoupled heads over three feature levels (stem, cls and reg towers,
+  cls/reg/obj predictions, concatenated over levels).
+- din: Deep Interest Network: behaviour-sequence and candidate embeddings, attention MLP (local
+  activation unit) over the sequence, masked sum pooling, deep tower + linear part, sigmoid.
+"""
+import math
+from typing import NamedTuple, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Input(NamedTuple):
+    """One graph input: export.py makes seeded data for it (randn, or integers in [low, high))."""
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str = "float32"
+    low: int = 0
+    high: int = 0
+
+
+# ---------------------------------------------------------------------------------------- NASNet
+class SeparableConv(nn.Sequential):
+    """Depthwise kxk (stride s) then pointwise 1x1, no bias (TF's separable_conv2d)."""
+
+    def __init__(self, cin, cout, k, stride):
+        super().__init__(nn.Conv2d(cin, cin, k, stride, k // 2, groups=cin, bias=False),
+                         nn.Conv2d(cin, cout, 1, bias=False))
+
+
+class BranchSeparables(nn.Sequential):
+    """NASNet's sep branch: ReLU-sep(stride s)-BN-ReLU-sep-BN; the first sep keeps cin channels
+    unless `stem` (cell_stem_0's right branches go straight to cout)."""
+
+    def __init__(self, cin, cout, k, stride, stem=False):
+        mid = cout if stem else cin
+        super().__init__(nn.ReLU(), SeparableConv(cin, mid, k, stride), nn.BatchNorm2d(mid, eps=1e-3),
+                         nn.ReLU(), SeparableConv(mid, cout, k, 1), nn.BatchNorm2d(cout, eps=1e-3))
+
+
+class ReluConvBN(nn.Sequential):
+    def __init__(self, cin, cout):
+        super().__init__(nn.ReLU(), nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout, eps=1e-3))
+
+
+class FactorizedReduction(nn.Module):
+    """Halves the spatial size of the previous cell's output: two 1x1 stride-2 paths, the second
+    shifted by one pixel (pad right/bottom, crop top/left), concatenated, then BN."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.path_1 = nn.Conv2d(cin, cout // 2, 1, bias=False)
+        self.path_2 = nn.Conv2d(cin, cout - cout // 2, 1, bias=False)
+        self.bn = nn.BatchNorm2d(cout, eps=1e-3)
+
+    def forward(self, x):
+        x = F.relu(x)
+        p1 = self.path_1(F.avg_pool2d(x, 1, 2))
+        p2 = F.pad(x, (0, 1, 0, 1))[:, :, 1:, 1:]
+        p2 = self.path_2(F.avg_pool2d(p2, 1, 2))
+        return self.bn(torch.cat([p1, p2], 1))
+
+
+def _avg3(stride):
+    return nn.AvgPool2d(3, stride, 1, count_include_pad=False)
+
+
+def _max3(stride):
+    return nn.MaxPool2d(3, stride, 1)
+
+
+class NormalCell(nn.Module):
+    """NASNet-A normal cell: 5 pairwise combinations of the two adjusted inputs (left: previous
+    cell, right: this cell's input), concatenated with the left input: 6*f channels out."""
+
+    def __init__(self, c_prev, c_in, f, reduce_prev):
+        super().__init__()
+        self.adjust_left = FactorizedReduction(c_prev, f) if reduce_prev else ReluConvBN(c_prev, f)
+        self.adjust_right = ReluConvBN(c_in, f)
+        self.c0_left, self.c0_right = BranchSeparables(f, f, 5, 1), BranchSeparables(f, f, 3, 1)
+        self.c1_left, self.c1_right = BranchSeparables(f, f, 5, 1), BranchSeparables(f, f, 3, 1)
+        self.c2_left = _avg3(1)
+        self.c3_left, self.c3_right = _avg3(1), _avg3(1)
+        self.c4_left = BranchSeparables(f, f, 3, 1)
+
+    def forward(self, x, x_prev):
+        left, right = self.adjust_left(x_prev), self.adjust_right(x)
+        c0 = self.c0_left(right) + self.c0_right(left)
+        c1 = self.c1_left(left) + self.c1_right(left)
+        c2 = self.c2_left(right) + left
+        c3 = self.c3_left(left) + self.c3_right(left)
+        c4 = self.c4_left(right) + right
+        return torch.cat([left, c0, c1, c2, c3, c4], 1)
+
+
+class ReductionCell(nn.Module):
+    """NASNet-A reduction cell: stride-2 separable convs and pools, 4*f channels out at half the
+    size. `stem` is cell_stem_0 (its right input is the raw stem: no adjustment, sep branches
+    from c_in channels)."""
+
+    def __init__(self, c_prev, c_in, f, reduce_prev=False, stem=False):
+        super().__init__()
+        self.stem = stem
+        if not stem:
+            self.adjust_left = FactorizedReduction(c_prev, f) if reduce_prev else ReluConvBN(c_prev, f)
+        self.adjust_right = ReluConvBN(c_in, f)
+        cl = c_in if stem else f  # channels of the left operand
+        self.c0_left = BranchSeparables(f, f, 5, 2)
+        self.c0_right = BranchSeparables(cl, f, 7, 2, stem=stem)
+        self.c1_left, self.c1_right = _max3(2), BranchSeparables(cl, f, 7, 2, stem=stem)
+        self.c2_left, self.c2_right = _avg3(2), BranchSeparables(cl, f, 5, 2, stem=stem)
+        self.c3_left = _avg3(1)
+        self.c4_left, self.c4_right = BranchSeparables(f, f, 3, 1), _max3(2)
+
+    def forward(self, x, x_prev):
+        right = self.adjust_right(x)
+        left = x if self.stem else self.adjust_left(x_prev)
+        c0 = self.c0_left(right) + self.c0_right(left)
+        c1 = self.c1_left(right) + self.c1_right(left)
+        c2 = self.c2_left(right) + self.c2_right(left)
+        c3 = self.c3_left(c0) + c1
+        c4 = self.c4_left(c0) + self.c4_right(right)
+        return torch.cat([c1, c2, c3, c4], 1)
+
+
+class NASNetAMobile(nn.Module):
+    """NASNet-A Mobile: stem conv, two reduction stem cells, then `repeats` normal cells per stage
+    with reduction cells between the three stages (NASNet-A 4 @ 1056: repeats=4, filters=44)."""
+
+    def __init__(self, repeats=4, filters=44, stem_filters=32, classes=1000):
+        super().__init__()
+        self.conv0 = nn.Sequential(nn.Conv2d(3, stem_filters, 3, 2, 0, bias=False),
+                                   nn.BatchNorm2d(stem_filters, eps=1e-3))
+        f0, f1 = filters // 4, filters // 2
+        self.cell_stem_0 = ReductionCell(stem_filters, stem_filters, f0, stem=True)
+        self.cell_stem_1 = ReductionCell(stem_filters, 4 * f0, f1, reduce_prev=True)
+        cells = []
+        c_prev, c_in = 4 * f0, 4 * f1
+        for stage in range(3):
+            f = filters * 2 ** stage
+            if stage > 0:
+                cells.append(ReductionCell(c_prev, c_in, f))
+                c_prev, c_in = c_in, 4 * f
+            for i in range(repeats):
+                cells.append(NormalCell(c_prev, c_in, f, reduce_prev=(i == 0)))
+                c_prev, c_in = c_in, 6 * f
+        self.cells = nn.ModuleList(cells)
+        self.classifier = nn.Linear(c_in, classes)
+
+    def forward(self, x):
+        x_conv0 = self.conv0(x)
+        x_stem_0 = self.cell_stem_0(x_conv0, None)
+        prev, cur = x_conv0, x_stem_0
+        prev, cur = cur, self.cell_stem_1(cur, prev)
+        for cell in self.cells:
+            prev, cur = cur, cell(cur, prev)
+        return self.classifier(F.relu(cur).mean(dim=(2, 3)))
+
+
+# ------------------------------------------------------------------------------ recurrent models
+class LSTMLanguageModel(nn.Module):
+    """Word-level LM (PyTorch's word_language_model, Zaremba's medium config): embedding, 2-layer
+    LSTM, linear decoder. tokens: [seq, batch] int64 -> logits [seq, batch, vocab]."""
+
+    def __init__(self, vocab=10000, emb=650, hidden=650, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, emb)
+        self.rnn = nn.LSTM(emb, hidden, layers)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        y, _ = self.rnn(self.embed(tokens))
+        return self.decoder(y)
+
+
+class Seq2Seq(nn.Module):
+    """LSTM encoder-decoder with Luong dot attention. The decoder is unrolled for the target's
+    fixed length and teacher-forced (target tokens are an input); each step: LSTMCell, attention
+    over the encoder outputs, tanh(W[h; context]), projection onto the vocabulary.
+    src: [S, B] int64, tgt: [T, B] int64 -> logits [T, B, vocab]."""
+
+    def __init__(self, vocab=10000, emb=512, hidden=512):
+        super().__init__()
+        self.src_embed = nn.Embedding(vocab, emb)
+        self.tgt_embed = nn.Embedding(vocab, emb)
+        self.encoder = nn.LSTM(emb, hidden)
+        self.cell = nn.LSTMCell(emb, hidden)
+        self.combine = nn.Linear(2 * hidden, hidden)
+        self.project = nn.Linear(hidden, vocab)
+
+    def forward(self, src, tgt):
+        enc, (h, c) = self.encoder(self.src_embed(src))  # enc: [S, B, H]; h, c: [1, B, H]
+        keys = enc.transpose(0, 1)  # [B, S, H]
+        h, c = h[0], c[0]
+        emb = self.tgt_embed(tgt)  # [T, B, E]
+        logits = []
+        for t in range(tgt.shape[0]):  # unrolled: the length is static
+            h, c = self.cell(emb[t], (h, c))
+            att = torch.softmax(torch.bmm(keys, h.unsqueeze(2)), dim=1)  # [B, S, 1]
+            context = (att * keys).sum(1)  # [B, H]
+            out = torch.tanh(self.combine(torch.cat([h, context], 1)))
+            logits.append(self.project(out))
+        return torch.stack(logits, 0)
+
+
+class DeepSpeech2(nn.Module):
+    """DeepSpeech 2 (deepspeech.pytorch layout): two Conv2d+BN+Hardtanh(0,20) over the
+    spectrogram [B, 1, freq, time], features flattened per frame, bidirectional GRU layers
+    (directions summed), linear classifier over characters. -> [time', B, classes]."""
+
+    def __init__(self, freq=161, channels=32, hidden=512, layers=3, classes=29):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(1, channels, (41, 11), (2, 2), (20, 5), bias=False), nn.BatchNorm2d(channels),
+            nn.Hardtanh(0, 20),
+            nn.Conv2d(channels, channels, (21, 11), (2, 1), (10, 5), bias=False),
+            nn.BatchNorm2d(channels), nn.Hardtanh(0, 20))
+        f = (freq + 2 * 20 - 41) // 2 + 1
+        f = (f + 2 * 10 - 21) // 2 + 1
+        dims = [channels * f] + [hidden] * layers
+        self.rnns = nn.ModuleList(nn.GRU(dims[i], hidden, bidirectional=True) for i in range(layers))
+        self.fc = nn.Linear(hidden, classes, bias=False)
+
+    def forward(self, spect):
+        x = self.conv(spect)  # [B, C, F, T]
+        b, c, f, t = x.shape
+        x = x.reshape(b, c * f, t).permute(2, 0, 1)  # [T, B, C*F]
+        for rnn in self.rnns:
+            y, _ = rnn(x)  # [T, B, 2H]
+            x = y.reshape(t, b, 2, -1).sum(2)
+        return self.fc(x)
+
+
+# ---------------------------------------------------------------------------- attention and MoE
+class BertLayer(nn.Module):
+    """One BERT encoder layer (HuggingFace's BertLayer in eval mode): separate Q/K/V Linear,
+    scaled dot-product attention per head, output dense + residual + LayerNorm, erf-GELU FFN +
+    residual + LayerNorm (eps 1e-12)."""
+
+    def __init__(self, hidden=768, heads=12, ffn=3072):
+        super().__init__()
+        self.heads = heads
+        self.scale = 1.0 / math.sqrt(hidden // heads)
+        self.query, self.key, self.value = (nn.Linear(hidden, hidden) for _ in range(3))
+        self.attn_out = nn.Linear(hidden, hidden)
+        self.attn_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.intermediate = nn.Linear(hidden, ffn)
+        self.output = nn.Linear(ffn, hidden)
+        self.out_norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, x):  # [B, T, C]
+        b, t, c = x.shape
+        h, d = self.heads, c // self.heads
+
+        def heads(z):
+            return z.reshape(b, t, h, d).permute(0, 2, 1, 3)  # [B, H, T, D]
+
+        q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
+        probs = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.scale, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(b, t, c)
+        x = self.attn_norm(x + self.attn_out(ctx))
+        return self.out_norm(x + self.output(F.gelu(self.intermediate(x))))
+
+
+class BertLayers(nn.Module):
+    def __init__(self, layers=2, hidden=768, heads=12, ffn=3072):
+        super().__init__()
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, ffn) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class SwitchMoE(nn.Module):
+    """Switch-Transformer feed-forward block: x + MoE(LayerNorm(x)). The router picks one expert
+    per token (argmax of the softmax); every expert (Linear-ReLU-Linear) runs densely on all
+    tokens and the outputs are combined by a one-hot mask times the router probability, so the
+    graph is static and the experts are sibling branches of one input."""
+
+    def __init__(self, dim=768, ffn=3072, experts=8):
+        super().__init__()
+        self.experts_n = experts
+        self.norm = nn.LayerNorm(dim)
+        self.router = nn.Linear(dim, experts, bias=False)
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(dim, ffn), nn.ReLU(), nn.Linear(ffn, dim)) for _ in range(experts))
+
+    def forward(self, x):  # [B, T, C]
+        z = self.norm(x)
+        probs = torch.softmax(self.router(z), dim=-1)  # [B, T, E]
+        gate, index = probs.max(dim=-1)
+        weights = F.one_hot(index, self.experts_n).to(z.dtype) * gate.unsqueeze(-1)  # [B, T, E]
+        outs = torch.stack([expert(z) for expert in self.experts], dim=-2)  # [B, T, E, C]
+        return x + (weights.unsqueeze(-1) * outs).sum(dim=-2)
+
+
+# ------------------------------------------------------------------------------- detection head
+class ConvBNSiLU(nn.Sequential):  # YOLOX's BaseConv
+    def __init__(self, cin, cout, k):
+        super().__init__(nn.Conv2d(cin, cout, k, 1, k // 2, bias=False), nn.BatchNorm2d(cout, eps=1e-3),
+                         nn.SiLU())
+
+
+class YOLOXHeads(nn.Module):
+    """YOLOX decoupled head (YOLOX-S widths: levels of 128/256/512 channels, 128 hidden, 80
+    classes), before box decoding: per level a 1x1 stem, a cls tower and a reg tower of two 3x3
+    convs each, cls (sigmoid), reg and obj (sigmoid, on the reg tower) 1x1 predictions joined by
+    Concat; levels flattened and concatenated -> [B, anchors, 5 + classes]."""
+
+    def __init__(self, in_channels=(128, 256, 512), hidden=128, classes=80):
+        super().__init__()
+        self.stems = nn.ModuleList(ConvBNSiLU(c, hidden, 1) for c in in_channels)
+        self.cls_convs = nn.ModuleList(
+            nn.Sequential(ConvBNSiLU(hidden, hidden, 3), ConvBNSiLU(hidden, hidden, 3)) for _ in in_channels)
+        self.reg_convs = nn.ModuleList(
+            nn.Sequential(ConvBNSiLU(hidden, hidden, 3), ConvBNSiLU(hidden, hidden, 3)) for _ in in_channels)
+        self.cls_preds = nn.ModuleList(nn.Conv2d(hidden, classes, 1) for _ in in_channels)
+        self.reg_preds = nn.ModuleList(nn.Conv2d(hidden, 4, 1) for _ in in_channels)
+        self.obj_preds = nn.ModuleList(nn.Conv2d(hidden, 1, 1) for _ in in_channels)
+
+    def forward(self, p3, p4, p5):
+        outs = []
+        for i, x in enumerate((p3, p4, p5)):
+            x = self.stems[i](x)
+            cls_feat, reg_feat = self.cls_convs[i](x), self.reg_convs[i](x)
+            out = torch.cat([self.reg_preds[i](reg_feat), self.obj_preds[i](reg_feat).sigmoid(),
+                             self.cls_preds[i](cls_feat).sigmoid()], 1)
+            outs.append(out.flatten(2))  # [B, 5 + classes, H*W]
+        return torch.cat(outs, 2).permute(0, 2, 1)
+
+
+# ------------------------------------------------------------------------------- recommendation
+class DIN(nn.Module):
+    """Deep Interest Network (Zhou et al. 2018). Item and category embeddings of the behaviour
+    sequence and of the candidate; the local activation unit (MLP over [q, k, q-k, q*k], PReLU)
+    scores each behaviour against the candidate; masked (by history length) weighted sum
+    pooling; a deep tower (PReLU MLP) over [user features, pooled interest, candidate] plus a
+    linear part over [user features, candidate]; sigmoid -> click probability [B, 1]."""
+
+    def __init__(self, items=50000, cats=1000, emb=32, user_dim=16, att=(80, 40), tower=(200, 80)):
+        super().__init__()
+        self.item_embed = nn.Embedding(items, emb)
+        self.cat_embed = nn.Embedding(cats, emb)
+        d = 2 * emb
+        layers, w = [], 4 * d
+        for h in att:
+            layers += [nn.Linear(w, h), nn.PReLU(h)]
+            w = h
+        self.attention = nn.Sequential(*layers, nn.Linear(w, 1))
+        layers, w = [], user_dim + 2 * d
+        for h in tower:
+            layers += [nn.Linear(w, h), nn.PReLU(h)]
+            w = h
+        self.tower = nn.Sequential(*layers, nn.Linear(w, 1))
+        self.linear = nn.Linear(user_dim + d, 1)
+
+    def forward(self, hist_items, hist_cats, hist_len, cand_item, cand_cat, user):
+        b, l = hist_items.shape
+        keys = torch.cat([self.item_embed(hist_items), self.cat_embed(hist_cats)], -1)  # [B, L, D]
+        query = torch.cat([self.item_embed(cand_item), self.cat_embed(cand_cat)], -1)  # [B, D]
+        q = query.unsqueeze(1).expand(-1, l, -1)
+        unit_in = torch.cat([q, keys, q - keys, q * keys], -1).reshape(b * l, -1)
+        scores = self.attention(unit_in).reshape(b, l)
+        mask = (torch.arange(l).unsqueeze(0) < hist_len.unsqueeze(1)).to(scores.dtype)
+        interest = ((scores * mask).unsqueeze(-1) * keys).sum(1)  # [B, D]
+        deep = self.tower(torch.cat([user, interest, query], -1))
+        wide = self.linear(torch.cat([user, query], -1))
+        return torch.sigmoid(deep + wide)
+
+
+# name -> ((full constructor, small constructor), full inputs, small inputs, description)
+MODELS = {
+    "nasnet_a_mobile": (
+        (lambda: NASNetAMobile(repeats=4, filters=44),
+               lambda: NASNetAMobile(repeats=1, filters=16, stem_filters=16, classes=100)),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "NASNet-A Mobile 4@1056 (models/zoo_models.py): normal and reduction cells written out; "
+        "separable convs, avg/max pools and identity branches added pairwise, joined by Concat"),
+    "lstm_lm": (
+        (lambda: LSTMLanguageModel(10000, 650, 650), lambda: LSTMLanguageModel(1000, 64, 64)),
+        [Input("tokens", (35, 4), "int64", 0, 10000)], [Input("tokens", (32, 2), "int64", 0, 1000)],
+        "LSTM language model (models/zoo_models.py): embedding, 2-layer LSTM (ONNX LSTM), "
+        "linear decoder"),
+    "seq2seq": (
+        (lambda: Seq2Seq(10000, 512, 512), lambda: Seq2Seq(500, 64, 64)),
+        [Input("src", (32, 4), "int64", 0, 10000), Input("tgt", (8, 4), "int64", 0, 10000)],
+        [Input("src", (12, 2), "int64", 0, 500), Input("tgt", (8, 2), "int64", 0, 500)],
+        "LSTM encoder + 8-step unrolled LSTMCell decoder with dot attention, teacher-forced "
+        "(models/zoo_models.py)"),
+    "deepspeech2": (
+        (lambda: DeepSpeech2(161, 32, 512, 3), lambda: DeepSpeech2(41, 8, 64, 2)),
+        (1, 1, 161, 200), (1, 1, 41, 32),
+        "DeepSpeech 2 (models/zoo_models.py): 2 Conv2d+BN+Hardtanh, bidirectional GRU layers "
+        "(ONNX GRU), linear"),
+    "bert_layers": (
+        (lambda: BertLayers(2, 768, 12, 3072), lambda: BertLayers(2, 128, 2, 512)),
+        (1, 128, 768), (1, 32, 128),
+        "BERT-base encoder layers x2 (models/zoo_models.py): separate Q/K/V Linear, GELU FFN, "
+        "post-LayerNorm"),
+    "switch_moe": (
+        (lambda: SwitchMoE(768, 3072, 8), lambda: SwitchMoE(64, 128, 4)),
+        (1, 128, 768), (1, 16, 64),
+        "Switch-Transformer MoE FFN layer (models/zoo_models.py): router, top-1, dense experts "
+        "combined by a one-hot mask"),
+    "yolox_heads": (
+        (lambda: YOLOXHeads((128, 256, 512), 128, 80), lambda: YOLOXHeads((32, 64, 128), 32, 80)),
+        [Input("p3", (1, 128, 80, 80)), Input("p4", (1, 256, 40, 40)), Input("p5", (1, 512, 20, 20))],
+        [Input("p3", (1, 32, 16, 16)), Input("p4", (1, 64, 8, 8)), Input("p5", (1, 128, 4, 4))],
+        "YOLOX-S decoupled heads over three feature levels (models/zoo_models.py)"),
+    "din": (
+        (lambda: DIN(50000, 1000, 32, 16), lambda: DIN(1000, 100, 8, 8, (32, 16), (64, 32))),
+        [Input("hist_items", (128, 50), "int64", 0, 50000), Input("hist_cats", (128, 50), "int64", 0, 1000),
+         Input("hist_len", (128,), "int64", 1, 51), Input("cand_item", (128,), "int64", 0, 50000),
+         Input("cand_cat", (128,), "int64", 0, 1000), Input("user", (128, 16))],
+        [Input("hist_items", (8, 16), "int64", 0, 1000), Input("hist_cats", (8, 16), "int64", 0, 100),
+         Input("hist_len", (8,), "int64", 1, 17), Input("cand_item", (8,), "int64", 0, 1000),
+         Input("cand_cat", (8,), "int64", 0, 100), Input("user", (8, 8))],
+        "Deep Interest Network (models/zoo_models.py): attention MLP over the behaviour "
+        "sequence, sum pooling, MLP towers, sigmoid"),
+}
