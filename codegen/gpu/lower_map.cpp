@@ -379,6 +379,100 @@ Expected<std::vector<GpuItem>> lowerDataMovement(const Node& n, const TileConfig
     }
     return std::vector<GpuItem>{copyItem(cx, x, offset, s, y, 0, contiguousStrides(y->dims()), y->dims(), items)};
   }
+  if (k == "Pad") {
+    // The functor recomputes the output coordinates from its flat index (the output is
+    // contiguous), maps them into the input by the mode, and reads or writes the constant.
+    for (size_t i = 1; i < n.numInputs(); ++i)
+      if (i != 2 && n.input(i) && !n.input(i)->isConstant())
+        return unsupported("{}: Pad with computed pads or axes on the cuda/hip targets", n.describe());
+    std::string mode = n.attrs().getString("mode", "constant");
+    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+      return unsupported("{}: Pad mode '{}'", n.describe(), mode);
+    const char* et = ctypeOf(x->dtype());
+    if (!et) return unsupported("{}: Pad of {}", n.describe(), dtypeName(x->dtype()));
+    int r = x->rank();
+    std::vector<int64_t> pads = n.input(1)->constant().toInts(), axes;
+    if (n.input(3)) axes = n.input(3)->constant().toInts();
+    else for (int d = 0; d < r; ++d) axes.push_back(d);
+    std::vector<int64_t> before(r, 0);
+    for (size_t i = 0; i < axes.size(); ++i) before[normAxis(axes[i], r)] = pads[i];
+    const Value* cv = n.input(2);
+    std::string name = functorName(cx);
+    std::string body = "    int64_t rest = o, at = 0;\n    bool inside = true;\n";
+    std::vector<int64_t> ys = contiguousStrides(y->dims());
+    for (int d = 0; d < r; ++d) {
+      int64_t dim = x->dims()[d];
+      body += fmt::format("    {{ int64_t c = rest / {} - {}; rest %= {};\n", ys[d], before[d], ys[d]);
+      if (mode == "constant") body += fmt::format("      if (c < 0 || c >= {}) inside = false;\n", dim);
+      else if (mode == "edge") body += fmt::format("      c = c < 0 ? 0 : (c >= {0} ? {0} - 1 : c);\n", dim);
+      else if (mode == "wrap") body += fmt::format("      c = ((c % {0}) + {0}) % {0};\n", dim);
+      else  // reflect: mirror without repeating the edge, period 2*(dim-1)
+        body += dim <= 1 ? std::string("      c = 0;\n")
+                         : fmt::format("      {{ int64_t p = 2 * ({0} - 1); c = ((c % p) + p) % p; if (c >= {0}) c = p - c; }}\n", dim);
+      body += fmt::format("      at += c * {}; }}\n", xs[d]);
+    }
+    bool hasValue = cv && cv->type().numel() > 0;
+    std::string value = hasValue ? fmt::format("static_cast<const {}*>(in[1])[0]", et) : "0";
+    body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : static_cast<{0}>({1});\n",
+                        et, value);
+    std::string functor = functorHead(name) + body + kFunctorTail;
+    std::vector<Operand> ins = {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}};
+    if (hasValue) {
+      if (cv->dtype() != x->dtype()) return unsupported("{}: Pad value of another type", n.describe());
+      ins.push_back({cx.ptr(cv), 0, std::vector<int64_t>(y->rank(), 0)});
+    }
+    return std::vector<GpuItem>{mapItem(name, functor, y->dims(), ins, cx.ptr(y), 0,
+                                        contiguousStrides(y->dims()), items)};
+  }
+  if (k == "ArgMax" || k == "ArgMin") {
+    // One output element per map index; the functor walks the reduced axis (short rows).
+    if (x->dtype() != DType::kF32) return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+    int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
+    bool last = n.attrs().getInt("select_last_index", 0) != 0;
+    std::vector<int64_t> s;  // input strides over the output's dims
+    bool keep = y->rank() == x->rank();
+    for (int d = 0; d < x->rank(); ++d) {
+      if (d == axis) {
+        if (keep) s.push_back(0);
+        continue;
+      }
+      s.push_back(xs[d]);
+    }
+    std::string name = functorName(cx);
+    const char* cmp = k == "ArgMax" ? (last ? ">=" : ">") : (last ? "<=" : "<");
+    std::string body = fmt::format(
+        "    const float* p = static_cast<const float*>(in[0]) + idx[0];\n"
+        "    float best = p[0];\n    int64_t at = 0;\n"
+        "    for (int64_t j = 1; j < {0}; ++j) {{\n"
+        "      const float v = p[j * {1}];\n"
+        "      if (v {2} best || (v != v && best == best)) {{ best = v; at = j; }}\n"
+        "    }}\n"
+        "    static_cast<int64_t*>(out)[o] = at;\n",
+        x->dims()[axis], xs[axis], cmp);
+    return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                        {{cx.ptr(x), 0, s}}, cx.ptr(y), 0, contiguousStrides(y->dims()), items)};
+  }
+  if (k == "OneHot") {
+    // out[..., j, ...] = indices[...] == j (negative indices count from depth) ? on : off.
+    const Value *ind = x, *vals = n.input(2);
+    const char* it = ctypeOf(ind->dtype());
+    const char* vt = ctypeOf(vals->dtype());
+    if (!it || !vt) return unsupported("{}: OneHot of these types", n.describe());
+    int64_t axis = normAxis(n.attrs().getInt("axis", -1), y->rank());
+    int64_t depth = y->dims()[axis];
+    std::vector<int64_t> ys = contiguousStrides(y->dims()), is = contiguousStrides(ind->dims()), s;
+    for (int d = 0, k2 = 0; d < y->rank(); ++d) s.push_back(d == axis ? 0 : is[k2++]);
+    std::string name = functorName(cx);
+    std::string body = fmt::format(
+        "    int64_t v = static_cast<int64_t>(static_cast<const {0}*>(in[0])[idx[0]]);\n"
+        "    if (v < 0) v += {1};\n"
+        "    const int64_t j = (o / {2}) % {1};\n"
+        "    static_cast<{3}*>(out)[o] = static_cast<const {3}*>(in[1])[v == j ? 1 : 0];\n",
+        it, depth, ys[axis], vt);
+    return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                        {{cx.ptr(ind), 0, s}, {cx.ptr(vals), 0, std::vector<int64_t>(y->rank(), 0)}},
+                                        cx.ptr(y), 0, ys, items)};
+  }
   if (k == "Concat") {
     int64_t axis = normAxis(n.attrs().getInt("axis", 0), y->rank());
     std::vector<int64_t> ys = contiguousStrides(y->dims());
@@ -431,7 +525,8 @@ Expected<std::vector<GpuItem>> lowerDataMovement(const Node& n, const TileConfig
 
 const char* const kDataMovement[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
                                      "Dropout", "MgChannelSlice", "Transpose", "Expand", "Tile",
-                                     "Slice", "Concat", "Split", "Gather"};
+                                     "Slice", "Concat", "Split", "Gather", "Pad",
+                                     "ArgMax", "ArgMin", "OneHot"};
 
 }  // namespace
 

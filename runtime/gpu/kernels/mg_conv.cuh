@@ -87,7 +87,7 @@ struct Im2colLoader {
   MG_DEVICE void fetch() {
     Digits e = d;
     int kk = k;
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < kLoads; ++i) {
       float val = 0.f;
       if (valid && kk < Kdim) {
@@ -103,7 +103,7 @@ MGK_UNROLL
   }
   MG_DEVICE void stash(float* out) const {
     const int t = int(threadIdx.x);
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < kLoads; ++i) out[Swizzle<BN>::at(t / BN + i * kKStep, t % BN)] = v[i];
   }
 };
@@ -119,7 +119,7 @@ __host__ __device__ constexpr int convSmemBytes() {
 }
 
 template <int BM, int BN, int THREADS>
-MG_DEVICE void convBlock(const ConvParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
   using Tile = GemmTile<BM, BN, THREADS>;
   constexpr int TM = Tile::kTM, TN = Tile::kTN, TY = Tile::kTY, TX = Tile::kTX;
   const int64_t Kg = p.K / p.group, Cg = p.C / p.group, ohw = p.OH * p.OW;
@@ -139,19 +139,19 @@ MG_DEVICE void convBlock(const ConvParams& p, int64_t block, char* smem) {
 
   const int ty = t / TX, tx = t % TX;
   int64_t yCol[TN], rCol[TN];  // per column: offset of (nb, channel 0, pixel) in y / residual
-MGK_UNROLL
+  MGK_UNROLL
   for (int j = 0; j < TN; ++j) {
     const int64_t n = n0 + tx + j * TX, nb = n / ohw, sp = n - nb * ohw;
     yCol[j] = (nb * p.yChannels + p.yChannelOffset) * ohw + sp;
     rCol[j] = nb * p.K * ohw + sp;
   }
-MGK_UNROLL
+  MGK_UNROLL
   for (int i = 0; i < TM; ++i) {
     const int64_t m = m0 + ty + i * TY;
     if (m >= M) break;
     const int64_t ch = g * Kg + m;
     const float bias = p.bias ? p.bias[ch] : 0.f;
-MGK_UNROLL
+    MGK_UNROLL
     for (int j = 0; j < TN; ++j) {
       if (n0 + tx + j * TX >= N) break;
       float v = acc[i][j] + bias;
@@ -173,7 +173,7 @@ __host__ __device__ constexpr int depthwiseSmemBytes() {
 }
 
 template <int ITEMS, int THREADS>
-MG_DEVICE void depthwiseBlock(const ConvParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void depthwiseBlock(const ConvParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   (void)smem;
   const int t = int(threadIdx.x);
@@ -181,7 +181,7 @@ MG_DEVICE void depthwiseBlock(const ConvParams& p, int64_t block, char* smem) {
   const int64_t total = p.N * p.K * p.OH * p.OW, ohw = p.OH * p.OW;
   const int64_t Kg = p.K / p.group, Cg = p.C / p.group, HW = p.H * p.W;
   const int64_t first = block * (int64_t(ITEMS) * THREADS) + t;
-MGK_UNROLL
+  MGK_UNROLL
   for (int it = 0; it < ITEMS; ++it) {
     const int64_t e = first + int64_t(it) * THREADS;
     if (e >= total) return;

@@ -129,14 +129,14 @@ struct StridedLoader {
     ptr = x + (r0 + rT) * rs + kT * ks;
   }
   MG_DEVICE void fetch() {
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < kLoads; ++i)
       v[i] = (i * dR < rLeft && i * dK < kLeft) ? ptr[i * step] : 0.f;
     ptr += tileStep;
     kLeft -= kGemmBK;
   }
   MG_DEVICE void stash(float* tile) const {
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < kLoads; ++i) tile[Swizzle<ROWS>::at(kT + i * dK, rT + i * dR)] = v[i];
   }
 };
@@ -155,9 +155,9 @@ MG_DEVICE void gemmMainLoop(LA& la, LB& lb, int64_t K, float* smem, bool active,
   constexpr int kStage = (BM + BN) * kGemmBK;
   const int t = int(threadIdx.x);
   const int ty = t / TX, tx = t % TX;
-MGK_UNROLL
+  MGK_UNROLL
   for (int i = 0; i < TM; ++i)
-MGK_UNROLL
+    MGK_UNROLL
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
   const int64_t tiles = ceilDiv(K, kGemmBK);
@@ -168,7 +168,7 @@ MGK_UNROLL
     lb.stash(smem + BM * kGemmBK);
   }
   __syncthreads();
-MGK_NO_UNROLL
+  MGK_NO_UNROLL
   for (int64_t kt = 0; kt < tiles; ++kt) {
     const int cur = int(kt & 1);
     const bool more = kt + 1 < tiles;
@@ -179,18 +179,18 @@ MGK_NO_UNROLL
       }
       const float* a = smem + cur * kStage;
       const float* b = a + BM * kGemmBK;
-MGK_UNROLL
+      MGK_UNROLL
       for (int k = 0; k < kGemmBK; ++k) {
         const float* ak = a + Swizzle<BM>::template lanePart<TY>(k, ty);
         const float* bk = b + Swizzle<BN>::template lanePart<TX>(k, tx);
         float ra[TM], rb[TN];
-MGK_UNROLL
+        MGK_UNROLL
         for (int i = 0; i < TM; ++i) ra[i] = ak[Swizzle<BM>::template constPart<TY>(k, i)];
-MGK_UNROLL
+        MGK_UNROLL
         for (int j = 0; j < TN; ++j) rb[j] = bk[Swizzle<BN>::template constPart<TX>(k, j)];
-MGK_UNROLL
+        MGK_UNROLL
         for (int i = 0; i < TM; ++i)
-MGK_UNROLL
+          MGK_UNROLL
           for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
       }
       if (more) {
@@ -213,7 +213,7 @@ __host__ __device__ constexpr int gemmSmemBytes() {
 }
 
 template <int BM, int BN, int THREADS>
-MG_DEVICE void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   using Tile = GemmTile<BM, BN, THREADS>;
   constexpr int TM = Tile::kTM, TN = Tile::kTN, TY = Tile::kTY, TX = Tile::kTX;
   const int64_t tilesN = ceilDiv(p.N, BN), tilesM = ceilDiv(p.M, BM);
@@ -233,11 +233,11 @@ MG_DEVICE void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   float* y = p.Y + b * p.yBatch;
   const float* c = p.C ? p.C + b * p.cBatch : nullptr;
   const float* res = p.residual ? p.residual + b * p.yBatch : nullptr;
-MGK_UNROLL
+  MGK_UNROLL
   for (int i = 0; i < TM; ++i) {
     const int64_t m = m0 + ty + i * TY;
     if (m >= p.M) break;
-MGK_UNROLL
+    MGK_UNROLL
     for (int j = 0; j < TN; ++j) {
       const int64_t n = n0 + tx + j * TX;
       if (n >= p.N) break;

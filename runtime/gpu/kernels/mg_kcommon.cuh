@@ -17,6 +17,16 @@
 
 // Loop unrolling hints that every compiler of these sources understands: nvcc and hipcc (and
 // clang as the emulation's host compiler) take `#pragma unroll`; GCC has its own spelling.
+// Block programs (the xxxBlock entry points). On a GPU they inline into the launch's kernel. In
+// the CPU emulation they stay out of line: a model has hundreds of launches that reuse a few
+// instantiations, and inlining each into every kernel made one NASNet package take minutes to
+// compile (2m48 -> see docs/GPU_EMULATION.md) for no gain.
+#if defined(MG_GPU_EMULATE) || !(defined(__CUDACC__) || defined(__HIPCC__))
+#define MGK_PROGRAM __attribute__((noinline))
+#else
+#define MGK_PROGRAM MG_DEVICE
+#endif
+
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
 #define MGK_UNROLL _Pragma("unroll")
 #define MGK_NO_UNROLL _Pragma("unroll 1")
@@ -79,7 +89,7 @@ MG_DEVICE float blockReduce(float v, float* red, Op op) {
   const int t = int(threadIdx.x);
   if (t < THREADS) red[t] = v;
   __syncthreads();
-MGK_NO_UNROLL
+  MGK_NO_UNROLL
   for (int s = THREADS / 2; s > 0; s >>= 1) {
     if (t < s) red[t] = op(red[t], red[t + s]);
     __syncthreads();
@@ -102,7 +112,7 @@ struct OpMaxF {
 __device__ __forceinline__ int64_t unravelOffset(int64_t i, int rank, const int64_t* dims,
                                        const int64_t* strides) {
   int64_t off = 0;
-MGK_UNROLL
+  MGK_UNROLL
   for (int d = kMaxRank - 1; d > 0; --d) {
     if (d < rank) {
       int64_t q = i / dims[d];

@@ -41,7 +41,7 @@ __host__ __device__ constexpr int mapSmemBytes() {
 }
 
 template <typename F, int ITEMS, int THREADS>
-MG_DEVICE void mapBlock(const MapParams& p, int64_t block, char* smem, const F& f = F()) {
+MGK_PROGRAM void mapBlock(const MapParams& p, int64_t block, char* smem, const F& f = F()) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "map tiles have 1, 4 or 16 items");
   static_assert(THREADS >= 1, "a map needs threads");
   (void)smem;
@@ -49,21 +49,21 @@ MG_DEVICE void mapBlock(const MapParams& p, int64_t block, char* smem, const F& 
   if (t >= THREADS) return;  // no barrier below: idle threads may leave
   const int64_t first = block * (int64_t(ITEMS) * THREADS) + t;
   const int rank = p.rank, nin = p.nin;
-MGK_UNROLL
+  MGK_UNROLL
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t o = first + int64_t(i) * THREADS;
     if (o >= p.n) return;
     int64_t idx[kMaxMapInputs];
-MGK_UNROLL
+    MGK_UNROLL
     for (int k = 0; k < kMaxMapInputs; ++k) idx[k] = k < nin ? p.inOffset[k] : 0;
     int64_t outIdx = p.outOffset, rem = o;
-MGK_UNROLL
+    MGK_UNROLL
     for (int d = kMaxRank - 1; d >= 0; --d) {
       if (d < rank) {
         const int64_t q = rem / p.dims[d], c = rem - q * p.dims[d];
         rem = q;
         outIdx += c * p.outStrides[d];
-MGK_UNROLL
+        MGK_UNROLL
         for (int k = 0; k < kMaxMapInputs; ++k)
           if (k < nin) idx[k] += c * p.inStrides[k][d];
       }

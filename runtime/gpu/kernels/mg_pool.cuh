@@ -29,14 +29,14 @@ __host__ __device__ constexpr int poolSmemBytes() {
 }
 
 template <int ITEMS, int THREADS>
-MG_DEVICE void poolBlock(const PoolParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void poolBlock(const PoolParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   (void)smem;
   const int t = int(threadIdx.x);
   if (t >= THREADS) return;  // no barrier below
   const int64_t ohw = p.OH * p.OW, total = p.N * p.C * ohw, HW = p.H * p.W;
   const int64_t first = block * (int64_t(ITEMS) * THREADS) + t;
-MGK_UNROLL
+  MGK_UNROLL
   for (int it = 0; it < ITEMS; ++it) {
     const int64_t e = first + int64_t(it) * THREADS;
     if (e >= total) return;

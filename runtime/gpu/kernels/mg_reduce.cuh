@@ -101,14 +101,14 @@ MG_DEVICE void reducePerThread(const ReduceParams& p, int64_t block) {
   if (t >= THREADS) return;  // no barrier in this variant
   const int op = p.op, redRank = p.redRank;
   const int64_t first = block * (int64_t(ITEMS) * THREADS) + t;
-MGK_NO_UNROLL
+  MGK_NO_UNROLL
   for (int it = 0; it < ITEMS; ++it) {
     const int64_t o = first + int64_t(it) * THREADS;
     if (o >= p.outN) return;
     int64_t off = unravelOffset(o, p.outRank, p.outDims, p.outInStrides);
     RedAcc acc = RedAcc::init(op);
     int64_t cnt[kMaxRank];
-MGK_UNROLL
+    MGK_UNROLL
     for (int d = 0; d < kMaxRank; ++d) cnt[d] = 0;
     for (int64_t r = 0; r < p.redN; ++r) {
       acc.add(op, p.x[off]);
@@ -133,17 +133,17 @@ MG_DEVICE void reducePerBlock(const ReduceParams& p, int64_t block, char* smem) 
   if (t < THREADS) {
     const float* xo = p.x + unravelOffset(block, p.outRank, p.outDims, p.outInStrides);
     RedAcc part[ITEMS];
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < ITEMS; ++i) part[i] = RedAcc::init(op);
     const int64_t step = int64_t(ITEMS) * THREADS;
     for (int64_t r0 = t; r0 < p.redN; r0 += step) {
-MGK_UNROLL
+      MGK_UNROLL
       for (int i = 0; i < ITEMS; ++i) {
         const int64_t r = r0 + int64_t(i) * THREADS;
         if (r < p.redN) part[i].add(op, xo[unravelOffset(r, p.redRank, p.redDims, p.redStrides)]);
       }
     }
-MGK_UNROLL
+    MGK_UNROLL
     for (int i = 0; i < ITEMS; ++i) acc.merge(op, part[i]);
   }
   // Tree over (v, s) pairs; every thread of the block reaches every barrier.
@@ -154,7 +154,7 @@ MGK_UNROLL
     rs[t] = acc.s;
   }
   __syncthreads();
-MGK_NO_UNROLL
+  MGK_NO_UNROLL
   for (int s = THREADS / 2; s > 0; s >>= 1) {
     if (t < s) {
       RedAcc a{rv[t], rs[t]};
@@ -170,7 +170,7 @@ MGK_NO_UNROLL
 }  // namespace detail
 
 template <int VARIANT, int ITEMS, int THREADS>
-MG_DEVICE void reduceBlock(const ReduceParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void reduceBlock(const ReduceParams& p, int64_t block, char* smem) {
   static_assert(VARIANT == kReducePerThread || VARIANT == kReducePerBlock, "unknown variant");
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   if (VARIANT == kReducePerThread)

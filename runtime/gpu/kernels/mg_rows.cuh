@@ -32,7 +32,7 @@ __host__ __device__ constexpr int rowSmemBytes() {
 }
 
 template <int ITEMS, int THREADS>
-MG_DEVICE void rowBlock(const RowParams& p, int64_t block, char* smem) {
+MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   static_assert(isPow2(THREADS), "the block tree needs a power-of-two thread count");
   float* red = reinterpret_cast<float*>(smem);
@@ -44,7 +44,7 @@ MG_DEVICE void rowBlock(const RowParams& p, int64_t block, char* smem) {
   // Registers hold the row when it fits; idle threads and positions past len hold nothing.
   const bool cached = len <= int64_t(ITEMS) * THREADS;
   float v[ITEMS];
-MGK_UNROLL
+  MGK_UNROLL
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t j = t + int64_t(i) * THREADS;
     v[i] = (cached && active && j < len) ? x[j] : 0.f;
@@ -53,7 +53,7 @@ MGK_UNROLL
   auto each = [&](auto f) {
     if (!active) return;
     if (cached) {
-MGK_UNROLL
+      MGK_UNROLL
       for (int i = 0; i < ITEMS; ++i) {
         const int64_t j = t + int64_t(i) * THREADS;
         if (j < len) f(j, v[i]);

@@ -1,0 +1,78 @@
+#!/bin/bash
+# Compiles tests/gpu/kernels_instantiate.cu (every block program of runtime/gpu/kernels/ in every
+# tile configuration, plus a joint kernel) with the real GPU compilers, warnings as errors:
+#   nvcc -arch=sm_80 and sm_90 (-Werror all-warnings), and hipcc --offload-arch=gfx90a -Werror
+#   (wavefront of 64: nothing in the library may assume a warp of 32).
+# Each part prints SKIPPED loudly when its compiler is missing. Exit status: 1 when any compile
+# fails, else 77 (ctest's skip) when nvcc is missing, else 0 (hipcc missing is only reported).
+# Usage: kernels_nvcc.sh SOURCE_DIR [WORK_DIR]
+set -u
+src=${1:?usage: kernels_nvcc.sh SOURCE_DIR [WORK_DIR]}
+work=${2:-$(mktemp -d)}
+mkdir -p "$work"
+cu="$src/tests/gpu/kernels_instantiate.cu"
+nvcc=${NVCC:-$(command -v nvcc || true)}
+[ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
+hipcc=${HIPCC:-$(command -v hipcc || true)}
+
+failed=0
+pids=()
+names=()
+
+# Runs one compile in the background (two compilers on two cores halve the wall time); its log
+# is printed when it fails.
+start() {
+  local name=$1
+  shift
+  echo "kernels_nvcc: $name: $*"
+  ("$@" >"$work/$name.log" 2>&1) &
+  pids+=($!)
+  names+=("$name")
+}
+
+if [ -n "$nvcc" ]; then
+  start nvcc "$nvcc" -std=c++17 -O3 -Werror all-warnings \
+    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+    -Xptxas -v -c "$cu" -o "$work/kernels_cuda.o"
+else
+  echo "=================================================================="
+  echo "SKIPPED: nvcc not found (PATH, /usr/local/cuda/bin, \$NVCC):"
+  echo "SKIPPED: the CUDA compile check of the kernel library did not run"
+  echo "=================================================================="
+fi
+
+if [ -n "$hipcc" ]; then
+  start hipcc "$hipcc" -x hip -std=c++17 -O3 --offload-arch=gfx90a -Werror -Wall \
+    -c "$cu" -o "$work/kernels_hip.o"
+else
+  echo "=================================================================="
+  echo "SKIPPED: hipcc not found (PATH, \$HIPCC): the HIP (gfx90a) compile check did not run"
+  echo "=================================================================="
+fi
+
+for i in "${!pids[@]}"; do
+  if wait "${pids[$i]}"; then
+    echo "kernels_nvcc: ${names[$i]}: OK"
+  else
+    echo "kernels_nvcc: ${names[$i]}: FAILED"
+    cat "$work/${names[$i]}.log"
+    failed=1
+  fi
+done
+
+# Registers and spills of the GEMM, conv and joint kernels on sm_90 (docs/GPU_KERNELS.md).
+if [ -n "$nvcc" ] && [ -f "$work/nvcc.log" ]; then
+  awk '/Compiling entry function/ {
+         name = $0; sub(/.*function ./, "", name); sub(/. for .*/, "", name)
+         sm90 = ($0 ~ /sm_90/) }
+       /spill stores/ { spill = $5 }
+       /Used [0-9]+ registers/ && sm90 && name ~ /(gemmK|convK|jointK)/ {
+         match($0, /Used [0-9]+/); print name, substr($0, RSTART + 5, RLENGTH - 5), spill }' \
+    "$work/nvcc.log" | c++filt | sed 's/(anonymous namespace):://' |
+    awk '{ spill = $NF; regs = $(NF-1); $NF = ""; $(NF-1) = "";
+           printf "kernels_nvcc: sm_90 %-45s %3d registers, %s bytes spilled\n", $0, regs, spill }'
+fi
+
+[ "$failed" = 1 ] && exit 1
+[ -z "$nvcc" ] && exit 77  # without nvcc the main part of this check did not run
+exit 0
