@@ -23,8 +23,9 @@ Expected<int64_t> byteSize(const Value* v) {
   if (v->dtype() == DType::kString || v->dtype() == DType::kUndefined || dtypeSize(v->dtype()) == 0)
     return unsupported("value '{}' has element type {}, which generated code cannot hold",
                        v->name(), dtypeName(v->dtype()));
-  MG_ASSIGN_OR_RETURN(int64_t n, checkedNumel(v->dims()));
-  return n * static_cast<int64_t>(dtypeSize(v->dtype()));
+  auto bytes = checkedByteSize(v->type());
+  if (!bytes.ok()) return bytes.status().withContext("value '" + v->name() + "': ");
+  return bytes;
 }
 
 // A value whose bytes live in the arena (an intermediate that is not a graph output).
@@ -59,7 +60,9 @@ bool canOffsetAlias(const Node* n, int64_t& offset) {
   return true;
 }
 
-void placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
+// Each buffer is at most kMaxTensorBytes; the arena is kept within kMaxTensorBytes too, so no
+// offset arithmetic here can overflow.
+Status placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
   std::stable_sort(buffers.begin(), buffers.end(), [](const ArenaBuffer& a, const ArenaBuffer& b) {
     if (a.bytes != b.bytes) return a.bytes > b.bytes;
     if (a.first != b.first) return a.first < b.first;
@@ -89,9 +92,14 @@ void placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
       cursor = std::max(cursor, p->offset + p->bytes);
     }
     buf.offset = best >= 0 ? best : cursor;
+    if (buf.bytes > kMaxTensorBytes - buf.offset)
+      return badInput("the intermediate tensors need more than 2^62 bytes of memory at once "
+                      "(value '{}', {}, would start at byte {})",
+                      buf.value->name(), buf.value->type().str(), buf.offset);
     arenaBytes = std::max(arenaBytes, buf.offset + buf.bytes);
     placed.push_back(&buf);
   }
+  return Status::success();
 }
 
 }  // namespace
@@ -130,6 +138,17 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
     stepIndex[n] = static_cast<int>(plan.steps.size());
     plan.steps.push_back(n);
   }
+  // The members of a joint group run as ONE kernel on GPU targets (their blocks interleave), so
+  // for lifetimes they are one step: a member's result must not reuse bytes another member still
+  // reads. Consecutive steps of one joint group share the index of the first.
+  for (size_t i = 1; i < plan.steps.size(); ++i) {
+    const Node* a = plan.steps[i - 1];
+    const Node* b = plan.steps[i];
+    auto git = g.groups().find(b->group());
+    if (b->group() >= 0 && a->group() == b->group() && git != g.groups().end() &&
+        git->second.strategy == "joint")
+      stepIndex[b] = stepIndex[a];
+  }
 
   // Lifetimes of arena buffers (aliases extend their root's).
   std::map<const Value*, ArenaBuffer> owners;
@@ -157,7 +176,7 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
   for (const Node* n : plan.steps)
     for (const Value* out : n->outputs())
       if (owners.count(out)) plan.buffers.push_back(owners.at(out));
-  placeBuffers(plan.buffers, plan.arenaBytes);
+  MG_RETURN_IF_ERROR(placeBuffers(plan.buffers, plan.arenaBytes));
   for (const ArenaBuffer& b : plan.buffers)
     plan.storage[b.value] = Storage{StorageKind::kArena, b.offset, 0};
   for (const Node* n : plan.aliasedViews) {

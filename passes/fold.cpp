@@ -36,8 +36,11 @@ Expected<bool> foldNode(Graph& g, Node* n) {
   if (!shapeOnly && !allConstant(*n)) return false;
   if (!hasReferenceKernel(n->kind())) return false;
   int64_t bytes = 0;
-  for (Value* v : n->outputs()) bytes += v->type().numel() * dtypeSize(v->dtype());
-  if (bytes > kMaxFoldedBytes) return false;
+  for (Value* v : n->outputs()) {
+    auto b = checkedByteSize(v->type());
+    if (!b.ok() || *b > kMaxFoldedBytes - bytes) return false;
+    bytes += *b;
+  }
   std::vector<Tensor> storage;
   std::vector<const Tensor*> ins;
   storage.reserve(n->numInputs());
@@ -46,8 +49,9 @@ Expected<bool> foldNode(Graph& g, Node* n) {
       ins.push_back(nullptr);
     } else if (v->isConstant() && v->constant().hasData()) {
       ins.push_back(&v->constant());
-    } else {  // shape-only op on a non-constant: zeros of the right shape stand in
-      storage.push_back(Tensor::zeros(v->type()));
+    } else {  // shape-only op on a non-constant: a tensor without data stands in (the input
+              // may be far too big to allocate; the kernel reads only its dims)
+      storage.push_back(Tensor::opaque(v->type(), 0));
       ins.push_back(&storage.back());
     }
   }

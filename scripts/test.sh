@@ -2,12 +2,15 @@
 # Runs every test of Magneto: the README's test command, and what CI (.ci/run) calls.
 #   1. set-up (idempotent), 2. build, 3. unit + golden IR + CLI tests (ctest),
 #   4. the ONNX backend node tests through the CPU target, 5. the model zoo through `magnetoc check`,
-#   6. examples/: an application linking a generated package (add_subdirectory and find_package).
-# Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo] [examples]   (default: all)
+#   6. examples/: an application linking a generated package (add_subdirectory and find_package),
+#   7. gpu: the cuda and hip targets through the CPU emulation, nvcc and hipcc,
+#   8. sanitize: scripts/sanitize.sh (ASan/UBSan tests, TSan and leak runs of a package, fuzzing).
+# Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo] [examples] [gpu] [sanitize]
+# (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-stages="${*:-build unit backend zoo examples}"
+stages="${*:-build unit backend zoo examples gpu sanitize}"
 jobs="${MAGNETO_TEST_JOBS:-2}"
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 has() { [[ " $stages " == *" $1 "* ]]; }
@@ -17,7 +20,7 @@ start=$(date +%s)
 step "set-up"
 bash scripts/setup.sh
 
-if has build || has unit || has backend || has zoo || has examples; then
+if has build || has unit || has backend || has zoo || has examples || has gpu; then
   step "build"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j "$jobs"
@@ -42,6 +45,16 @@ fi
 if has examples; then
   step "examples: an application linking a generated package, with an installed magnetoc"
   bash examples/run_examples.sh
+fi
+
+if has gpu; then
+  step "cuda and hip targets: CPU emulation, nvcc, hipcc (tests/e2e/run_gpu_targets.sh)"
+  bash tests/e2e/run_gpu_targets.sh
+fi
+
+if has sanitize; then
+  step "sanitizers and fuzzing (scripts/sanitize.sh, builds in build-sanitize)"
+  bash scripts/sanitize.sh
 fi
 
 echo "all stages passed in $(( $(date +%s) - start )) s"

@@ -144,6 +144,8 @@ const KernelEntry* nnKernels() {
   static const KernelEntry kTable[] = {
       {"Conv", nn::kConv},
       {"ConvTranspose", nn::kConvTranspose},
+      {"Col2Im", nn::kCol2Im},
+      {"DeformConv", nn::kDeformConv},
       {"Gemm", nn::kGemm},
       {"MatMul", nn::kMatMul},
       {"MaxPool", nn::kMaxPool},

@@ -19,6 +19,8 @@ MG_NN_KERNEL(kMatMul);
 // k_nn_conv.cpp
 MG_NN_KERNEL(kConv);
 MG_NN_KERNEL(kConvTranspose);
+MG_NN_KERNEL(kCol2Im);
+MG_NN_KERNEL(kDeformConv);
 // k_nn_pool.cpp
 MG_NN_KERNEL(kMaxPool);
 MG_NN_KERNEL(kAveragePool);

@@ -201,6 +201,21 @@ struct LogSumExpR {
   }
 };
 
+// The types each reducer accepts: every numeric type; ReduceMax/ReduceMin also bool (opset 20:
+// max is "any", min is "all", which the generic comparison computes with false < true).
+template <typename R>
+struct ReduceTypesOf {
+  using type = ReduceTypes;
+};
+template <>
+struct ReduceTypesOf<MaxR> {
+  using type = ew::AllTypes;
+};
+template <>
+struct ReduceTypesOf<MinR> {
+  using type = ew::AllTypes;
+};
+
 // The axes to reduce: operand 1 when present, else the `axes` attribute. Empty means all axes,
 // unless noop_with_empty_axes (then the op is the identity).
 template <typename R>
@@ -241,7 +256,7 @@ int reduceKernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   if (static_cast<int64_t>(baseOffs.size()) != out[0].numel())
     return ctx.fail("%s: result has %lld elements, expected %lld", R::kName,
                     static_cast<long long>(out[0].numel()), static_cast<long long>(baseOffs.size()));
-  return visitType(ReduceTypes{}, x.dtype, ctx, R::kName, [&](auto tag) {
+  return visitType(typename ReduceTypesOf<R>::type{}, x.dtype, ctx, R::kName, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = Compute<T>;
     const T* xs = x.as<T>();

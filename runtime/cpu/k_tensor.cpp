@@ -243,6 +243,45 @@ MG_TENSOR_KERNEL(kPad) {
   return 0;
 }
 
+// CenterCropPad (opset 18): each listed axis (all when `axes` is absent) becomes shape[k] long,
+// centred: a longer input is cropped from (n - t) / 2, a shorter one padded with zeros from
+// (t - n) / 2 (the extra element of an odd difference goes to the end, as in ONNX's function).
+MG_TENSOR_KERNEL(kCenterCropPad) {
+  const Tensor& x = in[0];
+  const Tensor& y = out[0];
+  int r = x.rank;
+  std::vector<int64_t> axes = a.ints("axes");
+  if (axes.empty())
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  if (in[1].numel() != static_cast<int64_t>(axes.size()))
+    return ctx.fail("CenterCropPad: shape has %lld values, expected %lld",
+                    static_cast<long long>(in[1].numel()), static_cast<long long>(axes.size()));
+  int64_t shift[kMaxRank] = {0};  // source index = output index + shift
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int ax = normAxis(axes[k], r);
+    if (ax < 0 || ax >= r) return ctx.fail("CenterCropPad: axis out of range");
+    int64_t target = readI(in[1], static_cast<int64_t>(k));
+    if (target != y.dims[ax]) return ctx.fail("CenterCropPad: result extent differs from shape");
+    shift[ax] = (x.dims[ax] - target) / 2;  // truncation: floor of a crop, -floor of a pad
+  }
+  size_t esz = elemSize(x);
+  int64_t xs[kMaxRank], idx[kMaxRank];
+  stridesOf(x, xs);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    unravel(i, y.dims, r, idx);
+    int64_t off = 0;
+    bool outside = false;
+    for (int d = 0; d < r && !outside; ++d) {
+      int64_t s = idx[d] + shift[d];
+      outside = s < 0 || s >= x.dims[d];
+      off += s * xs[d];
+    }
+    if (outside) std::memset(static_cast<char*>(y.data) + i * static_cast<int64_t>(esz), 0, esz);
+    else copyElem(y, i, x, off, esz);
+  }
+  return 0;
+}
+
 MG_TENSOR_KERNEL(kShape) {
   int r = in[0].rank;
   int64_t start = a.i("start", 0);
@@ -364,6 +403,7 @@ const KernelEntry* tensorKernels() {
       {"Expand", kExpand},
       {"Tile", kTile},
       {"Pad", kPad},
+      {"CenterCropPad", kCenterCropPad},
       {"Shape", kShape},
       {"Size", kSize},
       {"ConstantOfShape", kConstantOfShape},

@@ -1,4 +1,4 @@
-// Reference kernel of ONNX Resize (opset 11-13 semantics; the frontend rewrites Upsample and the
+// Reference kernel of ONNX Resize (opset 11-19 semantics; the frontend rewrites Upsample and the
 // opset-10 form into this operand layout: X, roi, scales, sizes).
 //
 // Resize is separable: every output coordinate along an axis maps to a source coordinate
@@ -7,10 +7,25 @@
 // the taps for every output element. This follows the ONNX reference implementation
 // (onnx/backend/test/case/node/resize.py) exactly, including its choices at exact integer source
 // coordinates (the tap on the left gets weight 0) and its edge padding (taps clamp to the border).
+//
+// Opset 18 and 19 additions:
+//   - axes: scales/sizes/roi list only some axes; the others keep scale 1 (resizeGeometry).
+//   - keep_aspect_ratio_policy: with sizes, one ratio for every listed axis (resizeGeometry).
+//   - antialias (linear, cubic): the interpolation filter is stretched by 1/scale when
+//     downscaling, so that every input pixel under it contributes (a box-like low-pass filter).
+//     The taps follow onnxruntime's CPU kernel (upsample_antialias.h, after Pillow): the window
+//     is [floor(c - support + 0.5), floor(c + support + 0.5)) around c = x_original + 0.5,
+//     support = 1 (linear) or 2 (cubic) times max(1/scale, 1), weights filter((j - x_original) *
+//     min(scale, 1)) normalized to sum 1; taps outside the input clamp to the border, or are
+//     dropped with exclude_outside.
+//   - half_pixel_symmetric (opset 19): half_pixel shifted so that the centre of the input maps
+//     to the centre of the output when the output extent was rounded.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "k_tensor_shared.h"
 #include "k_tensor_util.h"
 #include "mg_kernels.h"
 
@@ -37,16 +52,23 @@ struct ResizeParams {
   std::string coord, nearest;
   double cubicA = -0.75;
   bool excludeOutside = false;
+  bool antialias = false;
 };
 
-double sourceCoord(const ResizeParams& p, double x, double scale, int64_t inLen, double roiStart,
-                   double roiEnd, bool* outside) {
+// `outInt` is the output extent, `scale * inLen` the unrounded one.
+double sourceCoord(const ResizeParams& p, double x, double scale, int64_t inLen, int64_t outInt,
+                   double roiStart, double roiEnd, bool* outside) {
   double outLen = scale * static_cast<double>(inLen);
   const std::string& m = p.coord;
   if (m == "align_corners") return outLen == 1 ? 0.0 : x * (inLen - 1) / (outLen - 1);
   if (m == "asymmetric") return x / scale;
   if (m == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (m == "pytorch_half_pixel") return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (m == "half_pixel_symmetric") {
+    double adjustment = static_cast<double>(outInt) / outLen;
+    double offset = static_cast<double>(inLen) / 2 * (1 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (m == "tf_crop_and_resize") {
     double v = outLen == 1 ? (roiEnd - roiStart) * (inLen - 1) / 2
                            : x * (roiEnd - roiStart) * (inLen - 1) / (outLen - 1);
@@ -78,6 +100,39 @@ std::vector<double> coeffs(const ResizeParams& p, double ratio, bool exact) {
   return {};
 }
 
+// The antialiasing filters (Pillow's, as onnxruntime uses them): triangle and Keys' cubic.
+double antialiasFilter(const ResizeParams& p, double x) {
+  x = std::fabs(x);
+  if (p.mode == Mode::kLinear) return x < 1 ? 1 - x : 0;
+  double A = p.cubicA;
+  if (x < 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+  if (x < 2) return (((x - 5) * x + 8) * x - 4) * A;
+  return 0;
+}
+
+// Taps of output coordinate x with antialias (linear or cubic): see the file comment.
+std::vector<Tap> antialiasTaps(const ResizeParams& p, double src, double scale, int64_t inLen) {
+  double inPerOut = 1 / scale;
+  double support = (p.mode == Mode::kCubic ? 2.0 : 1.0) * std::max(inPerOut, 1.0);
+  double stretch = inPerOut >= 1 ? scale : 1.0;
+  int64_t window = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  double center = src + 0.5;
+  int64_t lo = static_cast<int64_t>(std::floor(center - support + 0.5));
+  int64_t hi = static_cast<int64_t>(std::floor(center + support + 0.5));
+  hi = lo + std::min(std::max<int64_t>(hi - lo, 0), window);
+  std::vector<Tap> taps;
+  double total = 0;
+  for (int64_t j = lo; j < hi; ++j) {
+    if (p.excludeOutside && (j < 0 || j >= inLen)) continue;
+    double w = antialiasFilter(p, (static_cast<double>(j) - src) * stretch);
+    total += w;
+    if (w != 0) taps.push_back({std::min(std::max<int64_t>(j, 0), inLen - 1), w});
+  }
+  if (total != 0)
+    for (Tap& t : taps) t.weight /= total;
+  return taps;
+}
+
 AxisPlan planAxis(const ResizeParams& p, int64_t inLen, int64_t outLen, double scale,
                   double roiStart, double roiEnd) {
   AxisPlan plan;
@@ -85,9 +140,16 @@ AxisPlan planAxis(const ResizeParams& p, int64_t inLen, int64_t outLen, double s
   plan.outside.assign(static_cast<size_t>(outLen), false);
   for (int64_t x = 0; x < outLen; ++x) {
     bool outside = false;
-    double src = sourceCoord(p, static_cast<double>(x), scale, inLen, roiStart, roiEnd, &outside);
+    double src = sourceCoord(p, static_cast<double>(x), scale, inLen, outLen, roiStart, roiEnd,
+                             &outside);
     plan.outside[x] = outside;
     if (outside) continue;
+    if (p.antialias && p.mode != Mode::kNearest) {
+      // onnxruntime leaves an axis of scale 1 untouched (its coordinate is x itself).
+      plan.taps[x] = antialiasTaps(p, scale == 1 ? static_cast<double>(x) : src, scale, inLen);
+      if (plan.taps[x].empty()) plan.taps[x].push_back({0, 0.0});
+      continue;
+    }
     // The reference picks neighbours so that the ratio lies in (0, 1]: at an integer coordinate
     // the left neighbour is src - 1 with weight 0.
     double fl = std::floor(src);
@@ -119,6 +181,72 @@ AxisPlan planAxis(const ResizeParams& p, int64_t inLen, int64_t outLen, double s
 
 }  // namespace
 
+std::string resizeGeometry(const std::vector<int64_t>& in, const std::vector<int64_t>& axes,
+                           const std::vector<float>& scales, const std::vector<int64_t>& sizes,
+                           const std::string& policy, ResizeGeometry* g) {
+  const int64_t r = static_cast<int64_t>(in.size());
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return "keep_aspect_ratio_policy '" + policy + "' is not stretch, not_larger or not_smaller";
+  g->axes.clear();
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) return "axis " + str(a) + " is out of range for rank " + str(r);
+    if (a < 0) a += r;
+    if (seen[a]) return "axis " + str(a) + " appears twice in axes";
+    seen[a] = true;
+    g->axes.push_back(a);
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < r; ++d) g->axes.push_back(d);
+  const size_t n = g->axes.size();
+  g->scales.assign(static_cast<size_t>(r), 1.0);
+  g->out = in;
+  if (!sizes.empty()) {
+    if (sizes.size() != n)
+      return "sizes have " + str(static_cast<int64_t>(sizes.size())) + " values, expected " +
+             str(static_cast<int64_t>(n)) + (axes.empty() ? " (the rank)" : " (one per axis)");
+    // onnxruntime computes the ratios and the policy's extents in float: so do we.
+    std::vector<float> ratio(n, 1.0f);
+    for (size_t k = 0; k < n; ++k) {
+      int64_t a = g->axes[k];
+      if (sizes[k] < 0) return "size " + str(sizes[k]) + " on axis " + str(a) + " is negative";
+      if (in[a] == 0 && sizes[k] != 0) return "cannot grow axis " + str(a) + " of extent 0";
+      if (in[a] > 0) ratio[k] = static_cast<float>(sizes[k]) / static_cast<float>(in[a]);
+    }
+    if (policy == "stretch") {
+      for (size_t k = 0; k < n; ++k) {
+        g->out[g->axes[k]] = sizes[k];
+        g->scales[g->axes[k]] = ratio[k];
+      }
+      return "";
+    }
+    float pick = ratio[0];
+    for (float v : ratio) pick = policy == "not_larger" ? std::min(pick, v) : std::max(pick, v);
+    if (!(pick > 0)) return "keep_aspect_ratio_policy " + policy + " gives scale 0";
+    for (size_t k = 0; k < n; ++k) {
+      int64_t a = g->axes[k];
+      g->scales[a] = pick;
+      g->out[a] = static_cast<int64_t>(std::round(pick * static_cast<float>(in[a])));
+    }
+    return "";
+  }
+  if (scales.size() != n)
+    return "scales have " + str(static_cast<int64_t>(scales.size())) + " values, expected " +
+           str(static_cast<int64_t>(n)) + (axes.empty() ? " (the rank)" : " (one per axis)");
+  for (size_t k = 0; k < n; ++k) {
+    int64_t a = g->axes[k];
+    double s = scales[k];
+    if (!(s > 0) || !std::isfinite(s))
+      return "scale " + std::to_string(s) + " on axis " + str(a) + " must be positive";
+    double v = std::floor(static_cast<double>(in[a]) * s);
+    if (v > 1e15) return "scale " + std::to_string(s) + " on axis " + str(a) + " is too large";
+    g->scales[a] = s;
+    g->out[a] = static_cast<int64_t>(v);
+  }
+  return "";
+}
+
 MG_TENSOR_KERNEL(kResize) {
   const Tensor& x = in[0];
   const Tensor& y = out[0];
@@ -133,20 +261,46 @@ MG_TENSOR_KERNEL(kResize) {
   p.nearest = a.s("nearest_mode", "round_prefer_floor");
   p.cubicA = a.f("cubic_coeff_a", -0.75f);
   p.excludeOutside = a.i("exclude_outside", 0) != 0;
+  p.antialias = a.i("antialias", 0) != 0;
   double extrapolation = a.f("extrapolation_value", 0.f);
   bool hasSizes = nin > 3 && in[3].present() && in[3].numel() > 0;
   bool hasScales = nin > 2 && in[2].present() && in[2].numel() > 0;
-  bool hasRoi = nin > 1 && in[1].present() && in[1].numel() == 2 * r;
-  if (!hasSizes && (!hasScales || in[2].numel() != r))
-    return ctx.fail("Resize: needs scales or sizes with one value per dimension");
+  if (!hasSizes && !hasScales) return ctx.fail("Resize: needs scales or sizes");
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (hasSizes) {
+    for (int64_t k = 0; k < in[3].numel(); ++k) sizes.push_back(readI(in[3], k));
+  } else {
+    for (int64_t k = 0; k < in[2].numel(); ++k)
+      scales.push_back(static_cast<float>(readF(in[2], k)));
+  }
+  const std::string policy = a.s("keep_aspect_ratio_policy", "stretch");
+  ResizeGeometry geo;
+  std::string err = resizeGeometry(std::vector<int64_t>(x.dims, x.dims + r), a.ints("axes"),
+                                   scales, sizes, policy, &geo);
+  if (!err.empty()) return ctx.fail("Resize: %s", err.c_str());
+  for (int d = 0; d < r; ++d)
+    if (geo.out[d] != y.dims[d])
+      return ctx.fail("Resize: result extent %lld on axis %d, expected %lld",
+                      static_cast<long long>(y.dims[d]), d, static_cast<long long>(geo.out[d]));
+  // roi: [starts..., ends...] of the listed axes; the others take the whole axis.
+  const int64_t nAxes = static_cast<int64_t>(geo.axes.size());
+  bool hasRoi = nin > 1 && in[1].present() && in[1].numel() == 2 * nAxes;
+  std::vector<double> roiStart(r, 0.0), roiEnd(r, 1.0);
+  for (int64_t k = 0; hasRoi && k < nAxes; ++k) {
+    roiStart[geo.axes[k]] = readF(in[1], k);
+    roiEnd[geo.axes[k]] = readF(in[1], nAxes + k);
+  }
   if (x.numel() == 0 && y.numel() > 0) return ctx.fail("Resize: empty input, non-empty result");
   std::vector<AxisPlan> plans(r);
   for (int d = 0; d < r; ++d) {
-    double scale = hasSizes ? static_cast<double>(y.dims[d]) / static_cast<double>(x.dims[d])
-                            : readF(in[2], d);
+    // Stretched sizes keep the exact ratio (as before opset 18); an empty axis resizes by 1.
+    double scale = hasSizes && policy == "stretch"
+                       ? static_cast<double>(y.dims[d]) / static_cast<double>(x.dims[d])
+                       : geo.scales[d];
+    if (x.dims[d] == 0) scale = 1;
     if (!(scale > 0)) return ctx.fail("Resize: scale %g on axis %d is not positive", scale, d);
-    double rs = hasRoi ? readF(in[1], d) : 0.0, re = hasRoi ? readF(in[1], r + d) : 1.0;
-    plans[d] = planAxis(p, x.dims[d], y.dims[d], scale, rs, re);
+    plans[d] = planAxis(p, x.dims[d], y.dims[d], scale, roiStart[d], roiEnd[d]);
   }
   int64_t xs[kMaxRank], c[kMaxRank];
   stridesOf(x, xs);

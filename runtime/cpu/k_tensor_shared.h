@@ -30,4 +30,20 @@ struct EinsumSpec {
 std::string parseEinsum(const std::string& equation, const std::vector<std::vector<int64_t>>& dims,
                         EinsumSpec* spec);
 
+// Resize's per-axis scales and output extents (opset 18/19 rules), from the operand values:
+// `scales` or `sizes` (exactly one non-empty) holds one value per entry of `axes`, or one per
+// dimension when `axes` is empty. `policy` is keep_aspect_ratio_policy: stretch, or, with sizes,
+// not_larger / not_smaller, which resize every listed axis by the smallest / largest of the
+// ratios size / extent and round the extents. The scales are what coordinates are transformed
+// with: out / in for stretched sizes, the policy's ratio otherwise, 1 on axes not listed.
+struct ResizeGeometry {
+  std::vector<int64_t> axes;    // normalized; every axis when the attribute is empty
+  std::vector<double> scales;   // per dimension
+  std::vector<int64_t> out;     // per dimension
+};
+// Returns "" on success, else what is wrong.
+std::string resizeGeometry(const std::vector<int64_t>& in, const std::vector<int64_t>& axes,
+                           const std::vector<float>& scales, const std::vector<int64_t>& sizes,
+                           const std::string& policy, ResizeGeometry* g);
+
 }  // namespace mgrt

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr int kMaxDepth = 8;  // folders below DIR searched for model folders
+
 struct CaseResult {
   bool done = false;
   bool passed = false;
@@ -164,10 +166,14 @@ Expected<std::vector<RegressCase>> findRegressCases(const std::string& dir,
                               dir));
   fs::path root = fs::absolute(dir, ec);
   std::vector<RegressCase> cases;
-  auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+  // Symlinked model folders count (a zoo assembled from links); the depth cap keeps a link cycle
+  // from recursing forever.
+  auto it = fs::recursive_directory_iterator(
+      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
   if (ec) return Status(ErrorCode::kBadInput, fmt::format("{}: cannot list: {}", dir, ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) return Status(ErrorCode::kBadInput, fmt::format("{}: cannot list: {}", dir, ec.message()));
+    if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
     const fs::directory_entry& e = *it;
     if (e.path().filename() != "model.onnx" || !e.is_regular_file(ec)) continue;
     RegressCase c;

@@ -158,6 +158,8 @@ class Importer {
         continue;
       }
       MG_ASSIGN_OR_RETURN(TensorType type, inputType(vi));
+      auto bytes = checkedByteSize(type);
+      if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
       values_[name] = g_->addInput(name, std::move(type));
     }
     return Status::success();
@@ -247,7 +249,9 @@ class Importer {
     const size_t nout = n->numOutputs();
     const size_t before = g_->values().size();
     auto folded = foldNode(*g_, n);
-    if (!folded.ok()) return fail(folded.status().withContext(n->describe() + ": folding: "));
+    if (!folded.ok())  // the message names the node already
+      return fail(Status(folded.status().code(),
+                         folded.status().message() + " (while folding constants on import)"));
     if (!*folded) return Status::success();
     // foldNode appended one constant per result and, the results being unused so far, erased the
     // node with its results: the constants are the last `nout` values.
@@ -307,6 +311,18 @@ Expected<std::unique_ptr<Graph>> importOnnx(const std::string& path, const Impor
   ImportInfo local;
   ImportInfo& inf = info ? *info : local;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m, frontend::loadOnnxModel(path, &inf));
+  Importer imp(*m, opts, inf);
+  return imp.run();
+}
+
+Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t size,
+                                                      const std::string& name,
+                                                      const ImportOptions& opts,
+                                                      ImportInfo* info) {
+  ImportInfo local;
+  ImportInfo& inf = info ? *info : local;
+  MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
+                      frontend::loadOnnxModelFromMemory(data, size, name, &inf));
   Importer imp(*m, opts, inf);
   return imp.run();
 }

@@ -9,13 +9,21 @@
 //   -> opset 18..21: imported with our own table, unchecked (noted in ImportInfo)
 //
 // libonnx reports problems by exceptions; none may escape, so every call into it is wrapped and the
-// exception becomes a Status.
+// exception becomes a Status. Its shape inference and version converter are not hardened against
+// malformed models (fuzzing found a division by zero on strides of 0 and null dereferences), so
+// the upgrade of old opsets runs in a child process: a crash there is an error, not our crash.
 #include "onnx_loader.h"
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 
 #include "onnx_topo_sort.h"
@@ -51,6 +59,87 @@ Status runOnnxChecker(const LoadedModel& m) {
   return Status::success();
 }
 
+bool writeAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// In the child: infer shapes (some adapters, Gemm 6 -> 7, need intermediate shapes; failures
+// are not fatal, the converter reports what it lacks), then convert. The answer on `fd` is a
+// status byte ('M' model, 'E' exception message) and the payload.
+[[noreturn]] void convertInChild(onnx::ModelProto model, int target, int fd) {
+  // A crash here must end this process by its signal, so the parent can name it; handlers
+  // inherited from the parent (a sanitizer's, a fuzzer's) would report it as theirs.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+  std::string answer;
+  try {
+    try {
+      onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception&) {
+    }
+    onnx::ModelProto converted = onnx::version_conversion::ConvertVersion(model, target);
+    answer = "M" + converted.SerializeAsString();
+  } catch (const std::exception& e) {
+    answer = std::string("E") + e.what();
+  } catch (...) {
+    answer = "Eunknown exception";
+  }
+  _exit(writeAll(fd, answer) ? 0 : 1);
+}
+
+// Upgrades `model` to opset `target` with ONNX's version converter, in a child process.
+Status upgradeOpset(onnx::ModelProto& model, int target, const std::string& path, int64_t opset) {
+  auto failed = [&](const std::string& why) {
+    return unsupported("{}: cannot upgrade opset {} to {} with ONNX's version converter: {}", path,
+                       opset, target, why);
+  };
+  int fds[2];
+  if (::pipe(fds) != 0) return failed(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return failed(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    convertInChild(model, target, fds[1]);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t r = ::read(fds[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    answer.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return failed(fmt::format("it crashed on this model (signal {}, {}); the model is malformed "
+                              "or uses what the converter cannot handle",
+                              WTERMSIG(status), strsignal(WTERMSIG(status))));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || answer.empty())
+    return failed(fmt::format("it failed on this model (exit status {})",
+                              WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+  if (answer[0] == 'E') return failed(answer.substr(1));
+  onnx::ModelProto converted;
+  if (answer[0] != 'M' || !converted.ParseFromString(answer.substr(1)))
+    return failed("its result does not parse");
+  model = std::move(converted);
+  return Status::success();
+}
+
 }  // namespace
 
 std::string onnxNodeName(const onnx::NodeProto& n, int index) {
@@ -61,13 +150,12 @@ std::string describeOnnxNode(const onnx::NodeProto& n, int index) {
   return fmt::format("node '{}' ({})", onnxNodeName(n, index), n.op_type());
 }
 
-Expected<std::unique_ptr<LoadedModel>> loadOnnxModel(const std::string& path, ImportInfo* info,
-                                                     bool runChecker) {
-  auto m = std::make_unique<LoadedModel>();
-  m->path = path;
-  m->dir = std::filesystem::path(path).parent_path().string();
-  if (m->dir.empty()) m->dir = ".";
-  MG_RETURN_IF_ERROR(readProtoFile(path, m->model, "ONNX model"));
+namespace {
+
+// Everything after parsing: opset, domains, order, external locations, conversion, checker.
+Expected<std::unique_ptr<LoadedModel>> finishLoad(std::unique_ptr<LoadedModel> m,
+                                                  ImportInfo* info, bool runChecker) {
+  const std::string& path = m->path;
   onnx::ModelProto& model = m->model;
   if (!model.has_graph())
     return badInput("{}: not a valid ONNX model (it has no graph)", path);
@@ -123,18 +211,7 @@ Expected<std::unique_ptr<LoadedModel>> loadOnnxModel(const std::string& path, Im
 
   if (opset < kMinNativeOpset) {
     if (runChecker) MG_RETURN_IF_ERROR(runOnnxChecker(*m));
-    try {
-      // Some adapters (Gemm 6 -> 7) need the shapes of intermediate tensors: infer them first.
-      // Inference failures are not fatal here; the converter reports what it lacks.
-      try {
-        onnx::shape_inference::InferShapes(model);
-      } catch (const std::exception&) {
-      }
-      model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinNativeOpset));
-    } catch (const std::exception& e) {
-      return unsupported("{}: cannot upgrade opset {} to {} with ONNX's version converter: {}",
-                         path, opset, kMinNativeOpset, e.what());
-    }
+    MG_RETURN_IF_ERROR(upgradeOpset(model, static_cast<int>(kMinNativeOpset), path, opset));
     m->sourceOpset = opset;
     opset = kMinNativeOpset;
     inf.versionConverted = true;
@@ -160,6 +237,28 @@ Expected<std::unique_ptr<LoadedModel>> loadOnnxModel(const std::string& path, Im
     inf.checkerRan = true;  // checked before conversion
   }
   return m;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<LoadedModel>> loadOnnxModel(const std::string& path, ImportInfo* info,
+                                                     bool runChecker) {
+  auto m = std::make_unique<LoadedModel>();
+  m->path = path;
+  m->dir = std::filesystem::path(path).parent_path().string();
+  if (m->dir.empty()) m->dir = ".";
+  MG_RETURN_IF_ERROR(readProtoFile(path, m->model, "ONNX model"));
+  return finishLoad(std::move(m), info, runChecker);
+}
+
+Expected<std::unique_ptr<LoadedModel>> loadOnnxModelFromMemory(const void* data, size_t size,
+                                                               const std::string& name,
+                                                               ImportInfo* info,
+                                                               bool runChecker) {
+  auto m = std::make_unique<LoadedModel>();
+  m->path = name;  // m->dir stays empty: external data is refused
+  MG_RETURN_IF_ERROR(parseProtoBytes(data, size, name, m->model, "ONNX model"));
+  return finishLoad(std::move(m), info, runChecker);
 }
 
 }  // namespace frontend

@@ -19,6 +19,8 @@
 //   PRelu  (written < 7)  a constant slope[C] on an input of rank >= 3 was channel-wise (axis 1)
 //                         -> reshaped to [C,1,...,1]; the 6 -> 7 converter keeps the old shape
 //   ConstantOfShape       value tensor -> dtype (ONNX type) and mg_value / mg_value_i scalars
+//   GroupNormalization    no rewrite; scale and bias must be per group (opset 18-20) or per
+//                         channel (21+): the IR op takes either, telling them apart by size
 //
 //   %y = Slice(%x) {starts = [1], ends = [3]}   ->   const %y_starts = dense<[1]>
 //                                                     const %y_ends = dense<[3]>
@@ -250,6 +252,23 @@ Status constantOfShapeValue(NodeDraft& n) {
   return Status::success();
 }
 
+// GroupNormalization-21 made scale and bias per channel; versions 18-20 have them per group. The
+// sizes tell the two apart unless num_groups equals the channel count (then they mean the same),
+// so only the size the model's opset defines is accepted.
+Status groupNormScaleForm(int64_t opset, const NodeDraft& n) {
+  if (n.inputs.size() < 3 || !n.inputs[0] || n.inputs[0]->rank() < 2) return Status::success();
+  const bool perChannel = opset >= 21;
+  const int64_t want = perChannel ? n.inputs[0]->dims()[1] : n.attrs.getInt("num_groups", 0);
+  for (size_t i = 1; i < 3; ++i) {
+    const Value* v = n.inputs[i];
+    if (v && v->rank() == 1 && v->dims()[0] != want)
+      return badInput("{}: GroupNormalization-{} takes {} per {} ([{}]), got {}", n.describe(),
+                      perChannel ? 21 : 18, i == 1 ? "scale" : "bias",
+                      perChannel ? "channel" : "group", want, v->type().str());
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
@@ -261,6 +280,7 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
   if (k == "Upsample") return upsampleToResize(g, opset, n);
   if (k == "Resize" && opset < 11) return resize10ToResize11(n);
   if (k == "ConstantOfShape") return constantOfShapeValue(n);
+  if (k == "GroupNormalization") return groupNormScaleForm(opset, n);
   if (k == "PRelu" && n.sourceOpset > 0 && n.sourceOpset < 7) return legacyPReluSlope(g, n);
   if (k == "Dropout") {
     n.attrs.erase("ratio");

@@ -77,6 +77,13 @@ Status sortOnnxNodes(onnx::GraphProto& graph, const std::string& path) {
     }
   }
 
+  // Graph outputs must be defined too (ONNX's version converter dereferences them unchecked).
+  for (const auto& vi : graph.output()) {
+    if (producer.count(vi.name()) || defined.count(vi.name())) continue;
+    return badInput("{}: graph output '{}' is not computed by any node, input or initializer", path,
+                    vi.name());
+  }
+
   std::vector<int> indegree(n, 0);
   std::vector<std::vector<int>> consumers(n);
   for (int i = 0; i < n; ++i) {

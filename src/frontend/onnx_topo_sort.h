@@ -12,7 +12,7 @@ namespace frontend {
 
 // Reorders graph.node() topologically, keeping the written order wherever it is already legal.
 // Errors (prefixed with `path`): a tensor written twice (by two nodes, or by a node and a graph
-// input or initializer), a node reading a tensor that nothing defines, a cycle.
+// input or initializer), a node or graph output reading a tensor that nothing defines, a cycle.
 Status sortOnnxNodes(onnx::GraphProto& graph, const std::string& path);
 
 }  // namespace frontend

@@ -30,7 +30,7 @@ Status readProtoFile(const std::string& path, google::protobuf::MessageLite& msg
   if (fs::is_directory(st)) return badInput("{}: is a directory, expected a file", path);
   uintmax_t size = fs::file_size(path, ec);
   if (ec) return badInput("{}: cannot read ({})", path, ec.message());
-  if (size == 0) return badInput("{}: file is empty, expected a {}", path, what);
+  if (size == 0) return badInput("{}: file is empty (0 bytes), expected a serialized {}", path, what);
   if (size > static_cast<uintmax_t>(INT_MAX))
     return unsupported(
         "{}: file is {} bytes; protobuf files are limited to 2 GiB (store the weights as "
@@ -45,6 +45,22 @@ Status readProtoFile(const std::string& path, google::protobuf::MessageLite& msg
   if (!msg.ParseFromCodedStream(&cin) || !cin.ConsumedEntireMessage())
     return badInput("{}: not a valid {} (protobuf parse failed)", path, what);
   if (in.bad()) return badInput("{}: read error", path);
+  return Status::success();
+}
+
+Status parseProtoBytes(const void* data, size_t size, const std::string& source,
+                       google::protobuf::MessageLite& msg, const char* what) {
+  if (size == 0) return badInput("{}: no bytes, expected a serialized {}", source, what);
+  if (size > static_cast<size_t>(INT_MAX))
+    return unsupported(
+        "{}: {} bytes; protobuf files are limited to 2 GiB (store the weights as external data)",
+        source, size);
+  google::protobuf::io::CodedInputStream cin(static_cast<const uint8_t*>(data),
+                                             static_cast<int>(size));
+  cin.SetTotalBytesLimit(INT_MAX);
+  msg.Clear();
+  if (!msg.ParseFromCodedStream(&cin) || !cin.ConsumedEntireMessage())
+    return badInput("{}: not a valid {} (protobuf parse failed)", source, what);
   return Status::success();
 }
 

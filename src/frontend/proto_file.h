@@ -18,6 +18,10 @@ namespace frontend {
 Status readProtoFile(const std::string& path, google::protobuf::MessageLite& msg,
                      const char* what);
 
+// Parses `size` bytes at `data` into `msg`; `source` names the bytes in errors as a path would.
+Status parseProtoBytes(const void* data, size_t size, const std::string& source,
+                       google::protobuf::MessageLite& msg, const char* what);
+
 // Serializes `msg` to `path`, replacing the file.
 Status writeProtoFile(const std::string& path, const google::protobuf::MessageLite& msg);
 

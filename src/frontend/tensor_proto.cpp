@@ -88,13 +88,17 @@ Expected<ExternalRef> resolveExternal(const onnx::TensorProto& tp, const std::st
     // "checksum" and unknown keys are informational.
   }
   if (location.empty()) return badInput("{}: external data has no 'location'", what);
+  if (baseDir.empty())
+    return badInput("{}: external data '{}' cannot be read: the model was given as bytes, "
+                    "without a folder",
+                    what, location);
   fs::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
     return badInput("{}: external data location '{}' is an absolute path; it must be relative to "
                     "the model's folder",
                     what, location);
   std::error_code ec;
-  fs::path dir = fs::canonical(baseDir.empty() ? fs::path(".") : fs::path(baseDir), ec);
+  fs::path dir = fs::canonical(fs::path(baseDir), ec);
   if (ec) return badInput("{}: cannot resolve the model's folder '{}'", what, baseDir);
   // weakly_canonical resolves symlinks and `..` for the part that exists.
   fs::path resolved = fs::weakly_canonical(dir / rel, ec);
@@ -122,8 +126,11 @@ Expected<std::vector<uint8_t>> readExternal(const onnx::TensorProto& tp, const s
     return badInput("{}: external data length is {} bytes, the shape needs {}", what, ref.length,
                     expectedBytes);
   if (offset > fileSize || fileSize - offset < expectedBytes)
-    return badInput("{}: external data file '{}' is {} bytes, too short for {} bytes at offset {}",
-                    what, resolved.string(), fileSize, expectedBytes, offset);
+    return badInput("{}: external data file '{}' is {} bytes, but the tensor's {} bytes at offset "
+                    "{} end at byte {}",
+                    what, resolved.string(), fileSize, expectedBytes, offset,
+                    offset + expectedBytes < offset ? std::string("2^64 or more")
+                                                    : std::to_string(offset + expectedBytes));
   std::ifstream in(resolved, std::ios::binary);
   if (!in) return badInput("{}: cannot open external data file '{}'", what, resolved.string());
   std::vector<uint8_t> bytes(static_cast<size_t>(expectedBytes));
@@ -159,13 +166,17 @@ std::vector<uint8_t> typedData(const onnx::TensorProto& tp, DType dtype, int64_t
 Status checkExternalLocation(const onnx::TensorProto& tp, const std::string& baseDir,
                              const std::string& what) {
   if (tp.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) return Status::success();
-  return resolveExternal(tp, baseDir, what).status();
+  MG_ASSIGN_OR_RETURN(ExternalRef ref, resolveExternal(tp, baseDir, what));
+  std::error_code ec;
+  if (!fs::is_regular_file(ref.file, ec))
+    return badInput("{}: external data file '{}' not found", what, ref.file.string());
+  return Status::success();
 }
 
 std::string onnxDTypeName(int32_t onnxType) {
   if (onnx::TensorProto_DataType_IsValid(onnxType))
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnxType));
-  return fmt::format("type {}", onnxType);
+  return fmt::format("{} (not an ONNX data type)", onnxType);
 }
 
 Expected<DType> dtypeFromOnnx(int32_t onnxType) {
@@ -175,6 +186,8 @@ Expected<DType> dtypeFromOnnx(int32_t onnxType) {
       return static_cast<DType>(onnxType);
     case 0: return badInput("element type is UNDEFINED");
     default:
+      if (!onnx::TensorProto_DataType_IsValid(onnxType))
+        return badInput("element type {} is not an ONNX data type", onnxType);
       return unsupported("element type {} is not supported", onnxDTypeName(onnxType));
   }
 }
@@ -189,10 +202,10 @@ Expected<Tensor> tensorFromProto(const onnx::TensorProto& tp, const std::string&
   auto numel = checkedNumel(dims);
   if (!numel.ok()) return numel.status().withContext(what + ": ");
   const size_t elemSize = dtypeSize(dtype);
-  const uint64_t wantBytes = static_cast<uint64_t>(*numel) * elemSize;
-  if (wantBytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return badInput("{}: shape {} is too large", what, dimsStr(dims));
   TensorType type{dtype, dims};
+  auto byteSize = checkedByteSize(type);
+  if (!byteSize.ok()) return byteSize.status().withContext(what + ": ");
+  const uint64_t wantBytes = static_cast<uint64_t>(*byteSize);
 
   if (tp.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     MG_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, readExternal(tp, baseDir, what, wantBytes));
@@ -234,6 +247,7 @@ Expected<Tensor> readTensorProtoFile(const std::string& path, std::string* name)
   MG_RETURN_IF_ERROR(frontend::readProtoFile(path, tp, "TensorProto"));
   if (name) *name = tp.name();
   std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
   std::string what = tp.name().empty() ? std::string("tensor") : "tensor '" + tp.name() + "'";
   auto t = frontend::tensorFromProto(tp, baseDir, what);
   if (!t.ok()) return t.status().withContext(path + ": ");

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "../../runtime/cpu/mg_runtime.h"
+#include "magneto/ir/op_schema.h"
 
 namespace magneto {
 namespace {
@@ -60,16 +61,24 @@ bool hasReferenceKernel(const std::string& op) { return mgrt::findKernel(op.c_st
 Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
   mgrt::KernelFn fn = mgrt::findKernel(n.kind().c_str());
   if (!fn) return unsupported("{}: no reference kernel for '{}'", n.describe(), n.kind());
+  const OpSchema* schema = OpRegistry::instance().find(n.kind());
+  const bool shapeOnly = schema && schema->has(kShapeOnly);  // reads dims, never data
   std::vector<mgrt::Tensor> ins(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i]) continue;  // absent: data stays null
-    if (!inputs[i]->hasData())
+    if (inputs[i]->type().rank() > mgrt::kMaxRank)
+      return unsupported("{}: operand {} has rank {}; the runtime supports tensors of rank up to {}",
+                         n.describe(), i, inputs[i]->type().rank(), mgrt::kMaxRank);
+    if (!inputs[i]->hasData() && !shapeOnly)
       return unsupported("{}: operand {} is an opaque constant (no data to evaluate)", n.describe(), i);
     ins[i] = view(*inputs[i]);
   }
   std::vector<Tensor> results;
   std::vector<mgrt::Tensor> outs(n.numOutputs());
   for (size_t i = 0; i < n.numOutputs(); ++i) {
+    if (n.output(i)->rank() > mgrt::kMaxRank)
+      return unsupported("{}: result {} has rank {}; the runtime supports tensors of rank up to {}",
+                         n.describe(), i, n.output(i)->rank(), mgrt::kMaxRank);
     results.push_back(Tensor::zeros(n.output(i)->type()));
     outs[i] = view(results.back());
   }

@@ -97,8 +97,8 @@ Status inferNode(Node& n) {
                          v->name(), v->rank(), kMaxRank);
     if (v->dtype() == DType::kUndefined)
       return internalStatus("{}shape inference left result '{}' untyped", ctx, v->name());
-    auto numel = checkedNumel(v->dims());
-    if (!numel.ok()) return numel.status().withContext(ctx + "result '" + v->name() + "': ");
+    auto bytes = checkedByteSize(v->type());
+    if (!bytes.ok()) return bytes.status().withContext(ctx + "result '" + v->name() + "': ");
   }
   return Status::success();
 }

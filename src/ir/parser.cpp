@@ -1,4 +1,6 @@
 // Textual IR parser; the grammar is in include/magneto/ir/text.h. Errors carry line:column.
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +12,81 @@ namespace magneto {
 namespace {
 
 enum class Tok { kEnd, kIdent, kValue, kNumber, kString, kPunct };
+
+// Constants written as dense<>, splat<> or random<> are materialized while parsing; bigger ones
+// can only be blob<> (a checksum, no data), so that a short text cannot demand gigabytes.
+constexpr int64_t kMaxTextConstantBytes = int64_t{1} << 28;
+
+template <typename T>
+void storeAs(uint8_t* p, size_t i, T v) {
+  std::memcpy(p + i * sizeof(T), &v, sizeof(T));
+}
+
+// Stores the literal `text` (a number, nan, inf, -inf) as element i of a `dt` buffer. Integer
+// types take integer literals exactly (int64 values past 2^53 survive) or integral floats; a
+// value outside the type's range is an error, never a wrapped or undefined conversion.
+Status storeLiteral(DType dt, const std::string& text, uint8_t* p, size_t i) {
+  if (dt == DType::kF32 || dt == DType::kF64) {
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (*end) return badInput("bad number '{}'", text);
+    if (dt == DType::kF32) storeAs<float>(p, i, static_cast<float>(v));
+    else storeAs<double>(p, i, v);
+    return Status::success();
+  }
+  long double lo = 0, hi = 0;  // the type's range
+  switch (dt) {
+    case DType::kI8: lo = -128, hi = 127; break;
+    case DType::kU8: lo = 0, hi = 255; break;
+    case DType::kI16: lo = -32768, hi = 32767; break;
+    case DType::kU16: lo = 0, hi = 65535; break;
+    case DType::kI32: lo = -2147483648.0L, hi = 2147483647.0L; break;
+    case DType::kU32: lo = 0, hi = 4294967295.0L; break;
+    case DType::kI64: lo = -9223372036854775808.0L, hi = 9223372036854775807.0L; break;
+    case DType::kU64: lo = 0, hi = 18446744073709551615.0L; break;
+    case DType::kBool: lo = 0, hi = 1; break;
+    default:
+      return unsupported("dense<> and splat<> do not support {} (use random<> or blob<>)",
+                         dtypeName(dt));
+  }
+  // Exact integers first: strtoll/strtoull of the whole text.
+  char* end = nullptr;
+  errno = 0;
+  bool negative = !text.empty() && text[0] == '-';
+  long long s = 0;
+  unsigned long long u = 0;
+  if (negative) s = std::strtoll(text.c_str(), &end, 10);
+  else u = std::strtoull(text.c_str(), &end, 10);
+  bool exact = !text.empty() && *end == '\0' && errno == 0;
+  long double v = negative ? static_cast<long double>(s) : static_cast<long double>(u);
+  if (!exact) {  // an integral float ("2.0", "1e3"), or out of 64-bit range
+    double d = std::strtod(text.c_str(), &end);
+    if (*end || !(d == std::floor(d)))
+      return badInput("'{}' is not an integer ({})", text, dtypeName(dt));
+    v = d;
+  }
+  if (v < lo || v > hi)
+    return badInput("{} is out of range for {} [{}, {}]", text, dtypeName(dt),
+                    static_cast<double>(lo), static_cast<double>(hi));
+  switch (dt) {
+    case DType::kI8: storeAs<int8_t>(p, i, static_cast<int8_t>(v)); break;
+    case DType::kU8: storeAs<uint8_t>(p, i, static_cast<uint8_t>(v)); break;
+    case DType::kI16: storeAs<int16_t>(p, i, static_cast<int16_t>(v)); break;
+    case DType::kU16: storeAs<uint16_t>(p, i, static_cast<uint16_t>(v)); break;
+    case DType::kI32: storeAs<int32_t>(p, i, static_cast<int32_t>(v)); break;
+    case DType::kU32: storeAs<uint32_t>(p, i, static_cast<uint32_t>(v)); break;
+    case DType::kI64:  // exact: in range, so a positive value fits in int64
+      storeAs<int64_t>(p, i, !exact ? static_cast<int64_t>(v)
+                             : negative ? static_cast<int64_t>(s)
+                                        : static_cast<int64_t>(u));
+      break;
+    case DType::kU64:  // exact and in range: not negative
+      storeAs<uint64_t>(p, i, exact ? static_cast<uint64_t>(u) : static_cast<uint64_t>(v));
+      break;
+    default: p[i] = v != 0; break;  // bool
+  }
+  return Status::success();
+}
 
 struct Token {
   Tok kind = Tok::kEnd;
@@ -230,7 +307,7 @@ class Parser {
       if (isPunct(",")) MG_RETURN_IF_ERROR(fill());
     }
     MG_RETURN_IF_ERROR(fill());
-    auto n = checkedNumel(t.dims);
+    auto n = checkedByteSize(t);
     if (!n.ok()) return fail(n.status().message());
     return t;
   }
@@ -257,36 +334,48 @@ class Parser {
     MG_RETURN_IF_ERROR(fill());
     MG_RETURN_IF_ERROR(expectPunct("<"));
     Tensor out;
+    if (kind == "dense" || kind == "splat" || kind == "random") {
+      MG_ASSIGN_OR_RETURN(int64_t bytes, checkedByteSize(t));
+      if (bytes > kMaxTextConstantBytes)
+        return fail(fmt::format("{} is {} bytes, too large for {}<> (at most 2^28); write it as "
+                                "blob<...>",
+                                t.str(), bytes, kind));
+    }
     if (kind == "dense" || kind == "splat") {
-      std::vector<double> vals;
+      out = Tensor::zeros(t);
+      auto* p = const_cast<uint8_t*>(out.bytes());
+      const size_t n = static_cast<size_t>(t.numel());
+      size_t count = 0;
+      auto literal = [&](size_t i) -> Status {
+        std::string text = tok_.text;
+        if (!(tok_.kind == Tok::kNumber ||
+              (tok_.kind == Tok::kIdent && (text == "nan" || text == "inf"))))
+          return fail("expected a number");
+        if (Status s = storeLiteral(t.dtype, text, p, i); !s.ok())
+          return fail(s.message());
+        return fill();
+      };
       if (kind == "dense") {
         MG_RETURN_IF_ERROR(expectPunct("["));
         while (!isPunct("]")) {
-          MG_ASSIGN_OR_RETURN(double v, number());
-          vals.push_back(v);
+          if (count >= n)
+            return fail(fmt::format("dense<> has more than {} values for type {}", n, t.str()));
+          MG_RETURN_IF_ERROR(literal(count++));
           if (isPunct(",")) MG_RETURN_IF_ERROR(fill());
         }
         MG_RETURN_IF_ERROR(fill());
-        if (static_cast<int64_t>(vals.size()) != t.numel())
-          return fail(fmt::format("dense<> has {} values for type {}", vals.size(), t.str()));
+        if (count != n)
+          return fail(fmt::format("dense<> has {} values for type {}", count, t.str()));
+      } else if (n == 0) {  // a splat of nothing: the value is still checked
+        std::vector<uint8_t> one(std::max<size_t>(dtypeSize(t.dtype), 1));
+        std::string text = tok_.text;
+        if (Status s = storeLiteral(t.dtype, text, one.data(), 0); !s.ok())
+          return fail(s.message());
+        MG_RETURN_IF_ERROR(fill());
       } else {
-        MG_ASSIGN_OR_RETURN(double v, number());
-        vals.assign(static_cast<size_t>(t.numel()), v);
-      }
-      out = Tensor::zeros(t);
-      auto* p = const_cast<uint8_t*>(out.bytes());
-      for (size_t i = 0; i < vals.size(); ++i) {
-        double v = vals[i];
-        switch (t.dtype) {
-          case DType::kF32: reinterpret_cast<float*>(p)[i] = static_cast<float>(v); break;
-          case DType::kF64: reinterpret_cast<double*>(p)[i] = v; break;
-          case DType::kI64: reinterpret_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
-          case DType::kI32: reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-          case DType::kI8: reinterpret_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-          case DType::kU8: reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-          case DType::kBool: p[i] = v != 0; break;
-          default: return fail("dense<> supports f32, f64, i64, i32, i8, u8 and bool");
-        }
+        MG_RETURN_IF_ERROR(literal(0));
+        const size_t esz = dtypeSize(t.dtype);
+        for (size_t i = 1; i < n; ++i) std::memcpy(p + i * esz, p, esz);
       }
     } else if (kind == "random") {
       MG_ASSIGN_OR_RETURN(int64_t seed, integer());

@@ -31,6 +31,14 @@ Expected<int64_t> checkedNumel(const Dims& dims) {
   return n;
 }
 
+Expected<int64_t> checkedByteSize(const TensorType& t) {
+  MG_ASSIGN_OR_RETURN(int64_t n, checkedNumel(t.dims));
+  const int64_t size = static_cast<int64_t>(dtypeSize(t.dtype));
+  if (size > 0 && n > kMaxTensorBytes / size)
+    return badInput("{} has {} elements of {} bytes, more than 2^62 bytes", t.str(), n, size);
+  return n * size;
+}
+
 std::string dimsStr(const Dims& dims) {
   if (dims.empty()) return "scalar";
   std::string s;

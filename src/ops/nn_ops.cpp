@@ -1,4 +1,5 @@
-// NN op family, part 1: the contractions Conv, ConvTranspose, Gemm and MatMul (schemas and shape
+// NN op family, part 1: the contractions Conv, ConvTranspose, Gemm and MatMul, and the
+// convolution relatives Col2Im (opset 18) and DeformConv (opset 19) (schemas and shape
 // inference). Pools are in nn_ops_pool.cpp, normalizations in nn_ops_norm.cpp. Spatial output sizes
 // come from runtime/cpu/k_nn_shapes.h, the same code the kernels run, so they always agree.
 #include "nn_ops_common.h"
@@ -105,6 +106,81 @@ Status inferConvTranspose(InferContext& c) {
   return Status::success();
 }
 
+// Col2Im(input [N, C * prod(block), L], image_shape, block_shape) -> [N, C, image...]: L must be
+// the number of block positions, the output grid of a convolution of `block` over the image.
+Status inferCol2Im(InferContext& c) {
+  const char* op = "Col2Im";
+  MG_RETURN_IF_ERROR(requireFloat(c, 0, op, "input"));
+  MG_ASSIGN_OR_RETURN(std::vector<int64_t> image, c.constInts(1, "image_shape"));
+  MG_ASSIGN_OR_RETURN(std::vector<int64_t> block, c.constInts(2, "block_shape"));
+  if (image.empty() || image.size() != block.size())
+    return badInput("{}: image_shape [{}] and block_shape [{}] must have the same, non-zero length",
+                    op, mgrt::joinInts(image), mgrt::joinInts(block));
+  for (size_t d = 0; d < image.size(); ++d)
+    if (image[d] <= 0 || block[d] <= 0)
+      return badInput("{}: image_shape [{}] and block_shape [{}] must be positive", op,
+                      mgrt::joinInts(image), mgrt::joinInts(block));
+  MG_ASSIGN_OR_RETURN(mgrt::SpatialAttrs sa, readSpatialAttrs(c, op));
+  mgrt::SpatialGeometry g;
+  std::string err = mgrt::resolveConvGeometry(op, image, block, sa, &g);
+  if (!err.empty()) return badInput("{}", err);
+  int64_t kSize = 1, blocks = 1;
+  for (size_t d = 0; d < block.size(); ++d) {
+    kSize *= block[d];
+    blocks *= g.out[d];
+  }
+  const Dims& x = c.inputDims(0);
+  if (x.size() != 3 || x[1] % kSize != 0 || x[2] != blocks)
+    return badInput("{}: input must be [N, C * {}, {}] (C times the block size, then the number "
+                    "of blocks), got {}",
+                    op, kSize, blocks, c.inputType(0).str());
+  Dims out = {x[0], x[1] / kSize};
+  out.insert(out.end(), image.begin(), image.end());
+  c.setOutput(0, {c.inputDType(0), out});
+  return Status::success();
+}
+
+// DeformConv(X [N, C, H, W], W [M, C / group, kH, kW], offset [N, og * kH * kW * 2, oH, oW],
+// B [M]?, mask [N, og * kH * kW, oH, oW]?) -> [N, M, oH, oW] (2-D only, as onnxruntime).
+Status inferDeformConv(InferContext& c) {
+  const char* op = "DeformConv";
+  MG_RETURN_IF_ERROR(requireFloat(c, 0, op, "input"));
+  static const char* kWhat[] = {"", "weight", "offset", "bias", "mask"};
+  for (size_t i = 1; i < 5; ++i) MG_RETURN_IF_ERROR(requireSameDType(c, i, op, kWhat[i]));
+  MG_RETURN_IF_ERROR(requireRank(c, 0, 4, op, "input (2-D deformable convolution)"));
+  MG_RETURN_IF_ERROR(requireRank(c, 1, 4, op, "weight"));
+  const Dims& x = c.inputDims(0);
+  const Dims& w = c.inputDims(1);
+  MG_ASSIGN_OR_RETURN(int64_t group, groupOf(c, op));
+  int64_t og = c.attrs().getInt("offset_group", 1);
+  if (og <= 0) return badInput("{}: offset_group must be positive, got {}", op, og);
+  if (x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1])
+    return badInput("{}: weight {} does not fit input {} in {} groups", op, c.inputType(1).str(),
+                    c.inputType(0).str(), group);
+  if (x[1] % og != 0)
+    return badInput("{}: offset_group {} does not divide the {} input channels", op, og, x[1]);
+  MG_ASSIGN_OR_RETURN(mgrt::SpatialAttrs sa, readSpatialAttrs(c, op));
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (!sa.kernelShape.empty() && sa.kernelShape != kernel)
+    return badInput("{}: kernel_shape {} does not match the weight's spatial dims {}", op,
+                    mgrt::joinInts(sa.kernelShape), mgrt::joinInts(kernel));
+  mgrt::SpatialGeometry g;
+  std::string err = mgrt::resolveConvGeometry(op, {x[2], x[3]}, kernel, sa, &g);
+  if (!err.empty()) return badInput("{}", err);
+  const int64_t taps = kernel[0] * kernel[1];
+  Dims offset = {x[0], og * taps * 2, g.out[0], g.out[1]};
+  if (c.inputDims(2) != offset)
+    return badInput("{}: offset must be {} (N, offset_group * kH * kW * 2, oH, oW), got {}", op,
+                    dimsStr(offset), c.inputType(2).str());
+  if (c.hasInput(3) && c.inputDims(3) != Dims{w[0]})
+    return badInput("{}: bias must be [{}], got {}", op, w[0], c.inputType(3).str());
+  Dims mask = {x[0], og * taps, g.out[0], g.out[1]};
+  if (c.hasInput(4) && c.inputDims(4) != mask)
+    return badInput("{}: mask must be {}, got {}", op, dimsStr(mask), c.inputType(4).str());
+  c.setOutput(0, {c.inputDType(0), {x[0], w[0], g.out[0], g.out[1]}});
+  return Status::success();
+}
+
 Status inferGemm(InferContext& c) {
   const char* op = "Gemm";
   MG_RETURN_IF_ERROR(requireFloat(c, 0, op, "A"));
@@ -195,6 +271,29 @@ void registerNNOps(OpRegistry& r) {
     s.infer = inferConvTranspose;
     s.doc = "N-D transposed convolution (output_padding, output_shape, auto_pad); fused epilogue";
     s.sinceVersion = 11;
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "Col2Im";
+    s.minInputs = s.maxInputs = 3;
+    s.attrs = {{"dilations", K::kInts}, {"pads", K::kInts}, {"strides", K::kInts}};
+    s.shapeOperands = {1, 2};
+    s.infer = inferCol2Im;
+    s.doc = "sums sliding blocks [N, C * prod(block), L] back into an image [N, C, image...]";
+    s.sinceVersion = 18;
+    r.add(std::move(s));
+  }
+  {
+    OpSchema s;
+    s.name = "DeformConv";
+    s.minInputs = 3;
+    s.maxInputs = 5;  // X, W, offset, optional B, optional mask
+    s.attrs = {{"dilations", K::kInts}, {"group", K::kInt}, {"kernel_shape", K::kInts},
+               {"offset_group", K::kInt}, {"pads", K::kInts}, {"strides", K::kInts}};
+    s.infer = inferDeformConv;
+    s.doc = "2-D convolution with per-position tap offsets (bilinear sampling) and optional mask";
+    s.sinceVersion = 19;
     r.add(std::move(s));
   }
   {

@@ -1,5 +1,6 @@
 // The reduction op family, as data: Reduce* (axes as the `axes` attribute or as constant operand
-// 1: ONNX moved it in opset 13 for ReduceSum and 18 for the rest, and both forms are in use),
+// 1: ONNX moved it in opset 13 for ReduceSum and 18 for the rest, and both forms are in use;
+// ReduceMax/ReduceMin take bool since opset 20),
 // ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax (opset-13 semantics; the frontend marks older models
 // with mg_coerce_2d = 1), CumSum and TopK. Reference kernels: runtime/cpu/k_reduction.cpp.
 #include <algorithm>
@@ -24,8 +25,8 @@ Status normalizeAxes(std::vector<int64_t>& axes, int64_t rank) {
   return Status::success();
 }
 
-Status inferReduce(InferContext& c) {
-  MG_RETURN_IF_ERROR(checkDType(c, 0, kNumericSet));
+Status inferReduce(InferContext& c, DTypeSet types) {
+  MG_RETURN_IF_ERROR(checkDType(c, 0, types));
   std::vector<int64_t> axes;
   if (c.hasInput(1)) {
     if (c.attrs().has("axes"))
@@ -56,14 +57,15 @@ Status inferReduce(InferContext& c) {
   return Status::success();
 }
 
-void addReduce(OpRegistry& r, const char* name, const char* doc) {
+void addReduce(OpRegistry& r, const char* name, const char* doc,
+               DTypeSet types = kNumericSet) {
   OpSchema s;
   s.name = name;
   s.minInputs = 1;
   s.maxInputs = 2;
   s.attrs = {{"axes", K::kInts}, {"keepdims", K::kInt}, {"noop_with_empty_axes", K::kInt}};
   s.shapeOperands = {1};
-  s.infer = inferReduce;
+  s.infer = [types](InferContext& c) { return inferReduce(c, types); };
   s.doc = doc;
   r.add(std::move(s));
 }
@@ -139,8 +141,9 @@ Status inferTopK(InferContext& c) {
 void registerReductionOps(OpRegistry& r) {
   addReduce(r, "ReduceSum", "sum over axes");
   addReduce(r, "ReduceMean", "mean over axes (integers divide truncating)");
-  addReduce(r, "ReduceMax", "max over axes (lowest value for an empty set)");
-  addReduce(r, "ReduceMin", "min over axes (highest value for an empty set)");
+  // Bool since opset 20 (max: any, min: all).
+  addReduce(r, "ReduceMax", "max over axes (lowest value for an empty set)", kAllSet);
+  addReduce(r, "ReduceMin", "min over axes (highest value for an empty set)", kAllSet);
   addReduce(r, "ReduceProd", "product over axes");
   addReduce(r, "ReduceL1", "sum of |x| over axes");
   addReduce(r, "ReduceL2", "sqrt of the sum of x^2 over axes");

@@ -1,11 +1,14 @@
 // Op schemas of the tensor / data-movement family, part 1: views (Identity, Reshape, Flatten,
-// Squeeze, Unsqueeze), Dropout, Concat, Split, Slice, Transpose, Expand, Tile, Pad, Shape, Size.
+// Squeeze, Unsqueeze), Dropout, Concat, Split, Slice, Transpose, Expand, Tile, Pad, CenterCropPad,
+// Shape, Size.
 // Indexed ops live in tensor_ops_index.cpp, ops that compute (Resize, Einsum, Range, ...) in
 // tensor_ops_compute.cpp. Kernels: runtime/cpu/k_tensor*.cpp. Canonical forms follow the frontend
 // contract: the newest ONNX signature up to opset 17, and lists that moved from attribute to operand
 // in a version still in use (Split split, Squeeze/Unsqueeze axes) are accepted either way.
 #include <algorithm>
 #include <numeric>
+
+#include <fmt/ranges.h>
 
 #include "families.h"
 #include "k_tensor_shared.h"
@@ -223,7 +226,8 @@ Status inferTranspose(InferContext& c) {
   Dims out(r);
   for (int d = 0; d < r; ++d) {
     if (perm[d] < 0 || perm[d] >= r || seen[perm[d]])
-      return c.error(fmt::format("Transpose perm {} is not a permutation of 0..{}", dimsStr(perm), r - 1));
+      return c.error(fmt::format("Transpose perm [{}] is not a permutation of 0..{}",
+                                 fmt::join(perm, ","), r - 1));
     seen[perm[d]] = true;
     out[d] = t.dims[perm[d]];
   }
@@ -329,6 +333,30 @@ Status inferPad(InferContext& c) {
   return Status::success();
 }
 
+// CenterCropPad (opset 18): the listed axes (all by default) take the extents of operand 1.
+Status inferCenterCropPad(InferContext& c) {
+  const TensorType& t = c.inputType(0);
+  int r = t.rank();
+  MG_ASSIGN_OR_RETURN(std::vector<int64_t> shape, c.constInts(1, "shape"));
+  std::vector<int64_t> axes = c.attrs().getInts("axes");
+  if (axes.empty())
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  if (shape.size() != axes.size())
+    return c.error(fmt::format("CenterCropPad shape has {} values, expected {} (one per axis)",
+                               shape.size(), axes.size()));
+  Dims out = t.dims;
+  std::vector<bool> seen(r, false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    MG_ASSIGN_OR_RETURN(int64_t ax, normalizeAxis(axes[k], r));
+    if (seen[ax]) return c.error(fmt::format("CenterCropPad axis {} appears twice", ax));
+    seen[ax] = true;
+    if (shape[k] < 0) return c.error(fmt::format("CenterCropPad extent {} is negative", shape[k]));
+    out[ax] = shape[k];
+  }
+  c.setOutput(0, {t.dtype, out});
+  return Status::success();
+}
+
 Status inferShape(InferContext& c) {
   int64_t r = c.inputType(0).rank();
   int64_t start = c.attrs().getInt("start", 0), end = c.attrs().getInt("end", r);
@@ -417,6 +445,13 @@ void registerTensorOps(OpRegistry& r) {
   s = makeSchema("Pad", 2, 4, 1, 1, inferPad, "pads (constant, reflect, edge, wrap)");
   s.attrs = {{"mode", K::kString}};
   s.shapeOperands = {1, 3};
+  r.add(s);
+
+  s = makeSchema("CenterCropPad", 2, 2, 1, 1, inferCenterCropPad,
+                 "crops or zero-pads the listed axes, centred, to the given extents");
+  s.attrs = {{"axes", K::kInts}};
+  s.shapeOperands = {1};
+  s.sinceVersion = 18;
   r.add(s);
 
   s = makeSchema("Shape", 1, 1, 1, 1, inferShape, "the input's dims [start, end) as int64");

@@ -1,5 +1,6 @@
 // Op schemas of the tensor family, part 3: ops whose kernels compute values rather than only move
-// them: Resize, Einsum, Range, ConstantOfShape, EyeLike, Trilu, and the block rearrangements
+// them: Resize (to opset 19; its output extents come from mgrt::resizeGeometry, the kernel's own
+// function), Einsum, Range, ConstantOfShape, EyeLike, Trilu, and the block rearrangements
 // DepthToSpace / SpaceToDepth. Kernels: runtime/cpu/k_tensor_resize.cpp, k_tensor_einsum.cpp,
 // k_tensor.cpp. The Einsum equation is parsed by the same code as the kernel's (k_tensor_shared.h).
 #include <cmath>
@@ -26,48 +27,35 @@ Status inferResize(InferContext& c) {
   if (!oneOf(mode, {"nearest", "linear", "cubic"}))
     return c.error(fmt::format("Resize mode '{}' is not one of nearest, linear, cubic", mode));
   std::string ctm = a.getString("coordinate_transformation_mode", "half_pixel");
-  if (!oneOf(ctm, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                   "tf_half_pixel_for_nn", "tf_crop_and_resize"}))
+  if (!oneOf(ctm, {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                   "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"}))
     return c.error(fmt::format("Resize coordinate_transformation_mode '{}' is not supported", ctm));
   std::string nm = a.getString("nearest_mode", "round_prefer_floor");
   if (!oneOf(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}))
     return c.error(fmt::format("Resize nearest_mode '{}' is not supported", nm));
-  if (a.has("axes") || a.has("antialias") || a.has("keep_aspect_ratio_policy"))
-    return unsupported("Resize attributes axes/antialias/keep_aspect_ratio_policy (opset 18) are not supported");
-  if (ctm == "tf_crop_and_resize" && (!c.hasInput(1) || c.inputType(1).numel() != 2 * r))
-    return c.error(fmt::format("Resize tf_crop_and_resize needs roi with {} values", 2 * r));
+  std::vector<int64_t> axes = a.getInts("axes");
+  int64_t nAxes = axes.empty() ? r : static_cast<int64_t>(axes.size());
+  if (ctm == "tf_crop_and_resize" && (!c.hasInput(1) || c.inputType(1).numel() != 2 * nAxes))
+    return c.error(fmt::format("Resize tf_crop_and_resize needs roi with {} values", 2 * nAxes));
   if (t.dtype == DType::kString || t.dtype == DType::kBool)
     return c.error(fmt::format("Resize input is {}, expected a numeric type", dtypeName(t.dtype)));
-  Dims out(r);
-  bool sizes = c.hasInput(3) && c.inputType(3).numel() > 0;
-  if (sizes) {
-    MG_ASSIGN_OR_RETURN(std::vector<int64_t> sz, c.constInts(3, "sizes"));
-    if (static_cast<int>(sz.size()) != r)
-      return c.error(fmt::format("Resize sizes have {} values, expected {} (the rank)", sz.size(), r));
-    for (int d = 0; d < r; ++d) {
-      if (sz[d] < 0) return c.error(fmt::format("Resize size {} on axis {} is negative", sz[d], d));
-      if (sz[d] > 0 && t.dims[d] == 0)
-        return c.error(fmt::format("Resize cannot grow axis {} of extent 0", d));
-      out[d] = sz[d];
-    }
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (c.hasInput(3) && c.inputType(3).numel() > 0) {
+    MG_ASSIGN_OR_RETURN(sizes, c.constInts(3, "sizes"));
   } else {
     if (!c.hasInput(2) || c.inputType(2).numel() == 0)
       return c.error("Resize needs scales (operand 2) or sizes (operand 3)");
     const Tensor* sc = c.constantInput(2);
     if (!sc) return c.constInts(2, "scales").status();
     if (!isFloat(sc->dtype())) return c.error(fmt::format("Resize scales are {}, expected float", dtypeName(sc->dtype())));
-    if (sc->numel() != r)
-      return c.error(fmt::format("Resize scales have {} values, expected {} (the rank)", sc->numel(), r));
-    for (int d = 0; d < r; ++d) {
-      double s = sc->floatAt(d);
-      if (!(s > 0) || !std::isfinite(s))
-        return c.error(fmt::format("Resize scale {} on axis {} must be positive", s, d));
-      double v = std::floor(static_cast<double>(t.dims[d]) * s);
-      if (v > 1e15) return c.error(fmt::format("Resize scale {} on axis {} is too large", s, d));
-      out[d] = static_cast<int64_t>(v);
-    }
+    for (int64_t k = 0; k < sc->numel(); ++k) scales.push_back(static_cast<float>(sc->floatAt(k)));
   }
-  c.setOutput(0, {t.dtype, out});
+  mgrt::ResizeGeometry geo;
+  std::string err = mgrt::resizeGeometry(t.dims, axes, scales, sizes,
+                                         a.getString("keep_aspect_ratio_policy", "stretch"), &geo);
+  if (!err.empty()) return c.error("Resize: " + err);
+  c.setOutput(0, {t.dtype, geo.out});
   return Status::success();
 }
 
@@ -121,6 +109,8 @@ Status inferRange(InferContext& c) {
 }
 
 Status inferConstantOfShape(InferContext& c) {
+  if (c.inputType(0).rank() != 1)
+    return c.error(fmt::format("ConstantOfShape shape must be 1-D, got {}", c.inputType(0).str()));
   MG_ASSIGN_OR_RETURN(std::vector<int64_t> shape, c.constInts(0, "shape"));
   for (int64_t d : shape)
     if (d < 0) return c.error(fmt::format("ConstantOfShape shape {} has a negative dim", dimsStr(shape)));
@@ -191,15 +181,19 @@ Status inferSpaceToDepth(InferContext& c) {
 void registerComputeOps(OpRegistry& r) {
   using K = Attribute::Kind;
   OpSchema s = makeSchema("Resize", 1, 4, 1, 1, inferResize,
-                          "nearest/linear/cubic resize by scales or sizes (opset 11-13 semantics)");
+                          "nearest/linear/cubic resize by scales or sizes (opset 11-19 semantics: "
+                          "axes, antialias, keep_aspect_ratio_policy, half_pixel_symmetric)");
   s.attrs = {{"mode", K::kString},
              {"coordinate_transformation_mode", K::kString},
              {"nearest_mode", K::kString},
              {"cubic_coeff_a", K::kFloat},
              {"exclude_outside", K::kInt},
-             {"extrapolation_value", K::kFloat}};
+             {"extrapolation_value", K::kFloat},
+             {"antialias", K::kInt},
+             {"axes", K::kInts},
+             {"keep_aspect_ratio_policy", K::kString}};
   s.shapeOperands = {2, 3};
-  s.sinceVersion = 11;
+  s.sinceVersion = 19;
   r.add(s);
 
   s = makeSchema("Einsum", 1, -1, 1, 1, inferEinsum, "Einstein summation over the equation");

@@ -644,6 +644,25 @@ TEST(FrontendNormalize, SoftmaxDropoutGemm) {
   EXPECT_TRUE(gemm.d.attrs.has("transB"));
 }
 
+TEST(FrontendNormalize, GroupNormScaleFollowsOpset) {
+  // x is [2, 4]: 4 channels in 2 groups. Opsets 18-20 take scale/bias per group, 21 per channel.
+  auto draft = [](int64_t n) {
+    auto f = std::make_unique<DraftFixture>("GroupNormalization");
+    f->d.attrs.set("num_groups", int64_t{2});
+    Value* s = f->g.addInput("s", {DType::kF32, {n}});
+    Value* b = f->g.addInput("b", {DType::kF32, {n}});
+    f->d.inputs = {f->x, s, b};
+    return f;
+  };
+  auto perGroup = draft(2), perChannel = draft(4);
+  EXPECT_TRUE(frontend::normalizeNode(perGroup->g, 18, perGroup->d).ok());
+  EXPECT_TRUE(frontend::normalizeNode(perChannel->g, 21, perChannel->d).ok());
+  expectError(frontend::normalizeNode(perGroup->g, 21, perGroup->d), ErrorCode::kBadInput,
+              {"GroupNormalization-21 takes scale per channel ([4]), got f32[2]"});
+  expectError(frontend::normalizeNode(perChannel->g, 20, perChannel->d), ErrorCode::kBadInput,
+              {"GroupNormalization-18 takes scale per group ([2]), got f32[4]"});
+}
+
 TEST(FrontendNormalize, ConstantOfShapeValue) {
   DraftFixture def("ConstantOfShape");
   ASSERT_TRUE(frontend::normalizeNode(def.g, 9, def.d).ok());

@@ -172,6 +172,76 @@ TEST(NNConvTranspose, GroupsAndBias) {
   expectNear(values(r["y"]), {7, 0});
 }
 
+// ---- Col2Im / DeformConv (opsets 18, 19) --------------------------------------------------
+
+TEST(NNCol2Im, SumsOverlappingBlocks) {
+  // 1-D image of 4, blocks of 2: rows are block offsets 0 and 1 (a = 1 2 3, b = 10 20 30), the 3
+  // columns block positions. Position l, offset k lands on l + k: a0, a1 + b0, a2 + b1, b2. With
+  // strides 2 and pads 1 the 3 positions start at -1, 1, 3: b0, a1, b1, a2 (a0 and b2 fall into
+  // the padding).
+  auto r = runText(R"(graph @t {
+  const %x : f32[1,2,3] = dense<[1, 2, 3, 10, 20, 30]>
+  const %im : i64[1] = dense<[4]>
+  const %bl : i64[1] = dense<[2]>
+  %y = Col2Im(%x, %im, %bl)
+  %s = Col2Im(%x, %im, %bl) {strides = [2], pads = [1, 1]}
+  output %y, %s
+})");
+  ASSERT_EQ(r["y"].dims(), (Dims{1, 1, 4}));
+  expectNear(values(r["y"]), {1, 12, 23, 30});
+  expectNear(values(r["s"]), {10, 2, 20, 3});
+
+  std::string e = inferError(R"(graph @t {
+  input %x : f32[1,2,4]
+  const %im : i64[1] = dense<[4]>
+  const %bl : i64[1] = dense<[2]>
+  %y = Col2Im(%x, %im, %bl)
+  output %y
+})");
+  EXPECT_NE(e.find("input must be [N, C * 2, 3]"), std::string::npos) << e;
+  e = inferError(R"(graph @t {
+  input %x : f32[1,2,3]
+  const %im : i64[2] = dense<[4, 1]>
+  const %bl : i64[1] = dense<[2]>
+  %y = Col2Im(%x, %im, %bl)
+  output %y
+})");
+  EXPECT_NE(e.find("must have the same, non-zero length"), std::string::npos) << e;
+}
+
+TEST(NNDeformConv, OffsetsAndMask) {
+  // x = 0..8 as 3x3, 2x2 kernel of ones. Zero offsets: a plain convolution (window sums 8, 12,
+  // 20, 24). Every tap moved down by half a pixel: each samples the mean of two rows, and the
+  // rows below the image are zero: row 0 of the output gives (0+3 + 1+4 + 3+6 + 4+7) / 2 = 14 and
+  // (1+4 + 2+5 + 4+7 + 5+8) / 2 = 18, row 1 gives (3+6 + 4+7 + 6 + 7) / 2 = 16.5 and 19.5. A mask
+  // of 0.5 halves everything.
+  auto r = runText(R"(graph @t {
+  const %x : f32[1,1,3,3] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8]>
+  const %w : f32[1,1,2,2] = splat<1>
+  const %zero : f32[1,8,2,2] = splat<0>
+  const %down : f32[1,8,2,2] = dense<[0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0]>
+  const %b : f32[1] = dense<[1]>
+  const %half : f32[1,4,2,2] = splat<0.5>
+  %plain = DeformConv(%x, %w, %zero)
+  %moved = DeformConv(%x, %w, %down)
+  %masked = DeformConv(%x, %w, %down, %b, %half)
+  output %plain, %moved, %masked
+})");
+  ASSERT_EQ(r["plain"].dims(), (Dims{1, 1, 2, 2}));
+  expectNear(values(r["plain"]), {8, 12, 20, 24});
+  expectNear(values(r["moved"]), {14, 18, 16.5, 19.5});
+  expectNear(values(r["masked"]), {8, 10, 9.25, 10.75});
+
+  std::string e = inferError(R"(graph @t {
+  input %x : f32[1,1,3,3]
+  input %w : f32[1,1,2,2]
+  input %o : f32[1,4,2,2]
+  %y = DeformConv(%x, %w, %o)
+  output %y
+})");
+  EXPECT_NE(e.find("offset must be 1x8x2x2"), std::string::npos) << e;
+}
+
 // ---- Gemm / MatMul ------------------------------------------------------------------------
 
 TEST(NNGemm, TransposesAlphaBetaBroadcastC) {

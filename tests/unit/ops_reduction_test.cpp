@@ -79,6 +79,25 @@ TEST(ReductionOps, OtherReducers) {
   EXPECT_TRUE(std::isnan(ls[2]));  // ln(-3)
 }
 
+TEST(ReductionOps, ReduceMaxMinOnBool) {
+  // Opset 20: bool inputs; max is "any", min is "all". Sums stay numeric only.
+  RUN_OK(out, R"(graph @t {
+  const %x : bool[2,3] = dense<[1, 0, 0, 0, 0, 0]>
+  %any = ReduceMax(%x) {axes = [1], keepdims = 0}
+  %all = ReduceMin(%x) {axes = [0], keepdims = 0}
+  output %any, %all
+})");
+  EXPECT_EQ(out.at("any").dtype(), DType::kBool);
+  EXPECT_EQ(values<uint8_t>(out.at("any")), (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(values<uint8_t>(out.at("all")), (std::vector<uint8_t>{0, 0, 0}));
+  std::string e = inferError(R"(graph @t {
+  input %x : bool[2,3]
+  %y = ReduceSum(%x)
+  output %y
+})");
+  EXPECT_NE(e.find("operand 0 has type bool"), std::string::npos) << e;
+}
+
 TEST(ReductionOps, ArgMaxSelectLastIndex) {
   RUN_OK(out, R"(graph @t {
   const %x : f32[2,3] = dense<[2, 5, 5, 7, 7, 1]>

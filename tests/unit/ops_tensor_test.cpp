@@ -177,6 +177,135 @@ TEST(TensorOps, ResizeCubicBySizes) {
   expectNear(values(out["y"]), {0.40625, 2.5, 4.5, 6.59375});
 }
 
+TEST(TensorOps, ResizeAxesOperandsListOnlySomeAxes) {
+  // Opset 18: scales/sizes for the listed axes; the others keep their extent.
+  auto out = run(R"(graph @t {
+  input %x : f32[1,1,2,2]
+  const %s : f32[1] = dense<[2]>
+  const %z : f32[0] = dense<[]>
+  const %sz : i64[2] = dense<[3, 1]>
+  %y = Resize(%x, _, %s) {mode = "nearest", coordinate_transformation_mode = "asymmetric", axes = [3]}
+  %n = Resize(%x, _, %z, %sz) {mode = "nearest", axes = [-1, 2]}
+  output %y, %n
+}
+)", {{"x", Tensor::fromVector(DType::kF32, {1, 1, 2, 2}, std::vector<float>{1, 2, 3, 4})}});
+  EXPECT_EQ(out["y"].dims(), (Dims{1, 1, 2, 4}));
+  EXPECT_EQ(values(out["y"]), (std::vector<double>{1, 1, 2, 2, 3, 3, 4, 4}));
+  // Axis 3 to 3 columns, axis 2 to 1 row (source row 0.5 rounds down to 0, prefer floor).
+  EXPECT_EQ(out["n"].dims(), (Dims{1, 1, 1, 3}));
+}
+
+TEST(TensorOps, ResizeKeepAspectRatioPolicyShapes) {
+  // sizes [7, 7] for a 4 x 6 image: the ratios are 1.75 and 1.1667; not_larger takes the smaller
+  // one for both axes (4 * 1.1667 = 4.67 -> 5, 6 * 1.1667 -> 7), not_smaller the larger
+  // (4 * 1.75 = 7, 6 * 1.75 = 10.5 -> 11: rounding half away from zero, as onnxruntime).
+  auto g = parseGraph(R"(graph @t {
+  input %x : f32[1,1,4,6]
+  const %z : f32[0] = dense<[]>
+  const %sz : i64[2] = dense<[7, 7]>
+  %small = Resize(%x, _, %z, %sz) {mode = "linear", axes = [2, 3], keep_aspect_ratio_policy = "not_larger"}
+  %large = Resize(%x, _, %z, %sz) {mode = "linear", axes = [2, 3], keep_aspect_ratio_policy = "not_smaller"}
+  %stretch = Resize(%x, _, %z, %sz) {mode = "linear", axes = [2, 3]}
+  output %small, %large, %stretch
+}
+)");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g.value()->findValue("small")->dims(), (Dims{1, 1, 5, 7}));
+  EXPECT_EQ(g.value()->findValue("large")->dims(), (Dims{1, 1, 7, 11}));
+  EXPECT_EQ(g.value()->findValue("stretch")->dims(), (Dims{1, 1, 7, 7}));
+
+  auto bad = parseGraph(R"(graph @t {
+  input %x : f32[1,1,4,6]
+  const %z : f32[0] = dense<[]>
+  const %sz : i64[4] = dense<[1, 1, 7, 7]>
+  %y = Resize(%x, _, %z, %sz) {axes = [2, 3]}
+  output %y
+}
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("sizes have 4 values, expected 2 (one per axis)"),
+            std::string::npos) << bad.status().message();
+  auto policy = parseGraph(R"(graph @t {
+  input %x : f32[1,1,4,6]
+  const %z : f32[0] = dense<[]>
+  const %sz : i64[4] = dense<[1, 1, 7, 7]>
+  %y = Resize(%x, _, %z, %sz) {keep_aspect_ratio_policy = "fit"}
+  output %y
+}
+)");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_NE(policy.status().message().find("keep_aspect_ratio_policy 'fit'"), std::string::npos)
+      << policy.status().message();
+}
+
+TEST(TensorOps, ResizeAntialiasLinearDownscale) {
+  // 0 1 2 3 halved with antialias: the triangle filter is stretched to 2 input pixels per side.
+  // Output 0 sits at source 0.5: taps -1, 0, 1, 2 weigh 1, 3, 3, 1 (/ 8), tap -1 clamps to 0:
+  // (0 * 4 + 1 * 3 + 2 * 1) / 8 = 0.625; output 1 at 2.5: (1 + 2 * 3 + 3 * 4) / 8 = 2.375.
+  // Without antialias the two taps give 0.5 and 2.5. (onnxruntime computes the same values.)
+  auto out = run(R"(graph @t {
+  input %x : f32[1,1,1,4]
+  const %z : f32[0] = dense<[]>
+  const %sz : i64[4] = dense<[1, 1, 1, 2]>
+  %aa = Resize(%x, _, %z, %sz) {mode = "linear", antialias = 1}
+  %plain = Resize(%x, _, %z, %sz) {mode = "linear"}
+  output %aa, %plain
+}
+)", {{"x", iota(DType::kF32, {1, 1, 1, 4})}});
+  expectNear(values(out["aa"]), {0.625, 2.375});
+  expectNear(values(out["plain"]), {0.5, 2.5});
+}
+
+TEST(TensorOps, ResizeHalfPixelSymmetric) {
+  // 4 -> floor(4 * 0.6) = 2: the unrounded extent is 2.4, so half_pixel_symmetric shifts source
+  // coordinates by 2 * (1 - 2 / 2.4) = 1/3 to keep the centre: (x + 0.5) / 0.6 - 0.5 + 1/3 gives
+  // 2/3 and 7/3 (half_pixel: 1/3 and 2), which linear interpolation of 0 1 2 3 returns as is.
+  auto out = run(R"(graph @t {
+  input %x : f32[1,1,1,4]
+  const %s : f32[4] = dense<[1, 1, 1, 0.6]>
+  %sym = Resize(%x, _, %s) {mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric"}
+  %half = Resize(%x, _, %s) {mode = "linear"}
+  output %sym, %half
+}
+)", {{"x", iota(DType::kF32, {1, 1, 1, 4})}});
+  expectNear(values(out["sym"]), {2.0 / 3, 7.0 / 3});
+  expectNear(values(out["half"]), {1.0 / 3, 2});
+}
+
+TEST(TensorOps, CenterCropPad) {
+  // Crop 5 -> 3 from (5 - 3) / 2 = 1; pad 2 -> 5 with 1 zero before and 2 after; on a 3 x 4
+  // tensor, only the last axis cropped to 2 (columns 1 and 2).
+  auto out = run(R"(graph @t {
+  input %x : f32[5]
+  const %p : i32[2] = dense<[7, 8]>
+  const %m : f32[3,4] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]>
+  const %s3 : i64[1] = dense<[3]>
+  const %s5 : i64[1] = dense<[5]>
+  const %s2 : i64[1] = dense<[2]>
+  %crop = CenterCropPad(%x, %s3)
+  %pad = CenterCropPad(%p, %s5)
+  %cols = CenterCropPad(%m, %s2) {axes = [-1]}
+  output %crop, %pad, %cols
+}
+)", {{"x", iota(DType::kF32, {5})}});
+  EXPECT_EQ(values(out["crop"]), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(out["pad"].dtype(), DType::kI32);
+  EXPECT_EQ(values(out["pad"]), (std::vector<double>{0, 7, 8, 0, 0}));
+  EXPECT_EQ(out["cols"].dims(), (Dims{3, 2}));
+  EXPECT_EQ(values(out["cols"]), (std::vector<double>{1, 2, 5, 6, 9, 10}));
+
+  auto bad = parseGraph(R"(graph @t {
+  input %x : f32[3,4]
+  const %s : i64[1] = dense<[2]>
+  %y = CenterCropPad(%x, %s)
+  output %y
+}
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shape has 1 values, expected 2 (one per axis)"),
+            std::string::npos) << bad.status().message();
+}
+
 TEST(TensorOps, EinsumForms) {
   Tensor a = iota(DType::kF32, {2, 3}), b = iota(DType::kF32, {3, 2}), sq = iota(DType::kF32, {3, 3});
   Tensor ba = iota(DType::kF32, {2, 2, 3}), bb = iota(DType::kF32, {2, 3, 2});

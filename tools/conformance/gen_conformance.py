@@ -3,7 +3,8 @@
 
     /usr/bin/python3 tools/conformance/gen_conformance.py build/backend_results.tsv \
         [-o docs/CONFORMANCE.md] [--data-root /usr/share/libonnx-testdata/data/node] \
-        [--known tests/e2e/backend_known_failures.txt]
+        [--known tests/e2e/backend_known_failures.txt] \
+        [--opset-results build/opset_tests/results.tsv]
 
 results.tsv lines: `test<TAB>pass|fail|known|skip<TAB>first error line or reason`.
 The operators of a test are read from its model.onnx (node op types, subgraphs included), not
@@ -11,10 +12,16 @@ guessed from the test's name. Per operator the report gives pass/total over the 
 graph uses only that operator ("single-op": the direct test of the operator) and over every test
 whose graph uses it ("all"; includes the *_expanded function-body tests). Skipped tests are
 counted apart, known failures count as failures.
+
+The section "Opsets 18 to 21" comes from Magneto's own test set for those opsets: the case list of
+tests/opset/make_opset_tests.py (imported; its OP_VERSIONS and UNSUPPORTED tables say which
+operator versions each case runs and which are not supported) and, when the file exists, the
+results.tsv that tests/opset/run_opset_tests.sh writes (`case<TAB>pass|fail<TAB>reason`).
 """
 import argparse
 import collections
 import datetime
+import importlib.util
 import os
 import shlex
 import sys
@@ -78,12 +85,113 @@ def md_escape(s):
     return s.replace("|", "\\|").replace("\n", " ").strip()
 
 
+def load_opset_tests():
+    path = os.path.join(ROOT, "tests", "opset", "make_opset_tests.py")
+    spec = importlib.util.spec_from_file_location("make_opset_tests", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def read_results(path):
+    res = {}
+    if path and os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 2 and parts[0]:
+                res[parts[0]] = parts[1]
+    return res
+
+
+def opset_section(w, results_path, rel):
+    """The section "Opsets 18 to 21": opsets, then every operator version above 17 with its cases."""
+    mod = load_opset_tests()
+    cases = mod.build_cases()
+    res = read_results(results_path)
+    first, last = 18, 21
+
+    def verdict(names):
+        if not res:
+            return "not run"
+        ran = [n for n in names if n in res]
+        passed = sum(1 for n in ran if res[n] == "pass")
+        missing = len(names) - len(ran)
+        return f"{passed}/{len(names)} pass" + (f" ({missing} not run)" if missing else "")
+
+    w("## Opsets 18 to 21")
+    w("")
+    w("libonnx 1.12 knows opsets up to 17: models of opsets 18 to 21 are imported with Magneto's own "
+      "operator table, without libonnx's checker. ONNX's backend test data in Debian stops at opset 17 "
+      "too, so these opsets are tested by Magneto's own set: `tests/opset/make_opset_tests.py` writes "
+      f"{len(cases)} cases (a model and seeded inputs each; expected outputs computed by onnxruntime-node "
+      "1.30 through tools/ort/run_ort.js) and `tests/opset/run_opset_tests.sh` (ctest `e2e.opset`) checks "
+      "every one with `magnetoc check` (rtol 1e-3, atol 1e-4).")
+    if res:
+        counts = collections.Counter(res.get(c.name, "not run") for c in cases)
+        w("")
+        w(f"Results from `{rel(os.path.abspath(results_path))}`: {counts['pass']} passed, "
+          f"{counts['fail']} failed" + (f", {counts['not run']} not run" if counts["not run"] else "") + ".")
+    else:
+        w("")
+        w("No results of `tests/opset/run_opset_tests.sh` were given when this page was generated: "
+          "the result columns say `not run`.")
+    w("")
+    w("| opset | cases declaring it | result |")
+    w("|---|---|---|")
+    for v in range(first, last + 1):
+        names = [c.name for c in cases if c.opset == v]
+        w(f"| {v} | {len(names)} | {verdict(names)} |")
+    w("")
+    w("### Operator versions above 17")
+    w("")
+    w("Every operator version that ONNX introduced in opsets 18 to 21, the opsets that run it, and the "
+      "cases whose model runs it (a model of opset V runs the newest version <= V).")
+    w("")
+    w("| operator version | opsets | cases | result |")
+    w("|---|---|---|---|")
+    rows = []
+    for op, versions in mod.OP_VERSIONS.items():
+        for i, v in enumerate(versions):
+            if v < first:
+                continue
+            upto = min(versions[i + 1] - 1, last) if i + 1 < len(versions) else last
+            names = [c.name for c in cases if f"{op}-{v}" in c.covers()]
+            rows.append((op, v, upto, names, None))
+    for op, (versions, reason) in mod.UNSUPPORTED.items():
+        for i, v in enumerate(versions):
+            upto = min(versions[i + 1] - 1, last) if i + 1 < len(versions) else last
+            rows.append((op, v, upto, [], reason))
+    for op, v, upto, names, reason in sorted(rows, key=lambda r: (r[0].lower(), r[1])):
+        span = f"{v}" if v == upto else f"{v}-{upto}"
+        if reason:
+            w(f"| {op}-{v} | {span} | - | not supported: {md_escape(reason)} |")
+        elif not names:
+            w(f"| {op}-{v} | {span} | - | NO CASE |")
+        else:
+            w(f"| {op}-{v} | {span} | {', '.join(names)} | {verdict(names)} |")
+    older = sorted({cv for c in cases for cv in c.covers()
+                    if int(cv.rsplit("-", 1)[1]) < first}, key=str.lower)
+    w("")
+    w("Older operator versions that these models also run: " + ", ".join(older) + ".")
+    w("")
+    w("### Cases")
+    w("")
+    w("| case | opset | operator versions | what it checks | result |")
+    w("|---|---|---|---|---|")
+    for c in cases:
+        r = res.get(c.name, "not run") if res else "not run"
+        w(f"| {c.name} | {c.opset} | {', '.join(c.covers())} | {md_escape(c.doc)} | {r} |")
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "CONFORMANCE.md"))
     ap.add_argument("--data-root", default="/usr/share/libonnx-testdata/data/node")
     ap.add_argument("--known", default=os.path.join(ROOT, "tests", "e2e", "backend_known_failures.txt"))
+    ap.add_argument("--opset-results", default=os.path.join(ROOT, "build", "opset_tests", "results.tsv"),
+                    help="results.tsv of tests/opset/run_opset_tests.sh (optional)")
     a = ap.parse_args()
 
     rows = []
@@ -159,6 +267,7 @@ def main():
         c = per_op[op]
         w(f"| {md_escape(op)} | {frac(c['single'])} | {frac(c['all'])} | {c['all']['skip'] or ''} |")
     w("")
+    opset_section(w, a.opset_results, rel)
     w("## Every test")
     w("")
     w("| test | operators | result | reason |")

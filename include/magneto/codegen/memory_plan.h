@@ -20,6 +20,8 @@
 //   copies         -> a graph output that is also a graph input, a constant, or listed twice is
 //                     copied into the caller's buffer after the last step.
 //
+// Joint groups: consecutive steps of one parallel group with strategy "joint" count as one step
+// for lifetimes, because GPU targets run them as one kernel whose blocks interleave.
 // Why inclusive lifetimes: a step's result must never share bytes with one of its own operands
 // (kernels are not written to run in place), so a value used by step i is still live at step i.
 // Everything here is deterministic: buffers are placed in a fixed order (size, then definition).

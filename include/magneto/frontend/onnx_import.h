@@ -43,6 +43,14 @@ struct ImportInfo {
 Expected<std::unique_ptr<Graph>> importOnnx(const std::string& path, const ImportOptions& opts,
                                             ImportInfo* info = nullptr);
 
+// Imports a model given as bytes (a serialized ModelProto); `name` stands for the file name in
+// errors. Without a folder, external data is an error. This is the entry point of the fuzzer
+// (tests/fuzz/fuzz_onnx_import.cpp): it touches no file.
+Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t size,
+                                                      const std::string& name,
+                                                      const ImportOptions& opts,
+                                                      ImportInfo* info = nullptr);
+
 // Names of the graph inputs whose values (not only shapes) decide output shapes: those must be
 // bound (ImportOptions::bindings) to compile. Used by `magnetoc check` to bind them from test data.
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path);

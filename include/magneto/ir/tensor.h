@@ -25,9 +25,16 @@ struct TensorType {
   std::string str() const;  // "f32[1,3,224,224]", "i64[]" for a scalar
 };
 
-// Product of dims, or an error when a dim is negative or the product passes 2^62 elements
-// (so that byte counts never overflow int64).
+// Product of dims, or an error when a dim is negative or the product passes 2^62 elements.
 Expected<int64_t> checkedNumel(const Dims& dims);
+
+// The largest tensor Magneto compiles, in bytes: sums of a few such sizes (arena offsets, weight
+// offsets, folded bytes) still fit in int64.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 62;
+
+// Size of `t` in bytes, or an error when checkedNumel fails or the size passes kMaxTensorBytes
+// (a 2^62-element tensor of 8-byte elements would overflow int64).
+Expected<int64_t> checkedByteSize(const TensorType& t);
 
 std::string dimsStr(const Dims& dims);  // "1x3x224x224"
 

@@ -1,0 +1,6 @@
+graph @keep {
+  input %x : f32[4]
+  %y = Identity(%x)
+  %d, %m = Dropout(%x)
+  output %y, %m
+}
