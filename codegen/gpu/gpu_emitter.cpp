@@ -211,6 +211,8 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     }
     table += fmt::format("    {{{}, {}, \"launch{}\"}},  // {}\n", threads, syncs ? "true" : "false", li, what);
     init += fmt::format("m->launch[{0}].blocks = P.l{0}.end[{1}];\nm->launch[{0}].smem = {2};\n", li, l.items.size() - 1, smem);
+    // Above 48 KiB of dynamic shared memory (the 128x128 tiles) a kernel must opt in, as on CUDA.
+    init += fmt::format("if (m->launch[{0}].smem > 48 * 1024 &&\n    mgFuncSetMaxDynamicSharedMemory(launch{0}, m->launch[{0}].smem) != mgSuccess)\n  return \"launch{0}\";\n", li);
     forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, li, li);
   }
   if (sum.launches == 0) {
