@@ -45,8 +45,10 @@ grep -q "magnetoc: error: unknown option '--bogus'" "$work/err.txt" || fail "no 
 expect_rc 1 "no -o" -- "$magnetoc" compile "$model"
 expect_rc 1 "missing model" -- "$magnetoc" compile "$work/nope.onnx" -o "$work/x"
 grep -q "magnetoc: error:" "$work/err.txt" || fail "no message for a missing model"
-expect_rc 2 "cuda target" -- "$magnetoc" compile "$model" -o "$work/x" --target cuda
-grep -q "target 'cuda' is not implemented yet" "$work/err.txt" || fail "no message for --target cuda"
+expect_rc 0 "cuda target" -- "$magnetoc" compile "$model" -o "$work/cu" --target cuda
+grep -q "__global__ void" "$work/cu/tiny.cu" || fail "--target cuda wrote no kernels"
+expect_rc 1 "unknown target" -- "$magnetoc" compile "$model" -o "$work/x" --target tpu
+grep -q "unknown target 'tpu'" "$work/err.txt" || fail "no message for an unknown target"
 expect_rc 1 "bad shape" -- "$magnetoc" compile "$model" -o "$work/x" --shape x=1xfoo
 expect_rc 1 "bad name" -- "$magnetoc" compile "$model" -o "$work/x" --name 9lives
 
@@ -97,7 +99,8 @@ grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check printed no 
 expect_rc 1 "check against a wrong output" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_wrong" -q
 grep -q "output y: .*FAIL" "$work/out.txt" || fail "check printed no FAIL line"
 expect_rc 1 "check without data" -- "$magnetoc" check "$model"
-expect_rc 2 "check --target hip" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --target hip --emulate
+expect_rc 0 "check --target hip --emulate" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --target hip --emulate -q
+grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check --target hip --emulate printed no ok line"
 expect_rc 0 "check --weights-file --threads 2" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --weights-file --threads 2 -q
 
 step "--weights-file"
