@@ -210,7 +210,7 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
   if (x->dtype() != DType::kF32) return unsupported("{}: pooling on {}", n.describe(), dtypeName(x->dtype()));
   if (x->rank() != 4 && x->rank() != 3)
     return unsupported("{}: {}-D pooling (the cuda/hip targets do 1-D and 2-D)", n.describe(), x->rank() - 2);
-  if (n.numOutputs() > 1 && n.output(1) && n.output(1)->hasUses())
+  if (n.numOutputs() > 1 && n.output(1) && (n.output(1)->hasUses() || n.output(1)->isGraphOutput()))
     return unsupported("{}: MaxPool's Indices output on the cuda/hip targets", n.describe());
   int sr = x->rank() - 2;
   bool oneD = sr == 1;
@@ -303,7 +303,7 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
   if (layerNorm) {
     for (int d = static_cast<int>(axis); d < x->rank(); ++d) len *= x->dims()[d];
     for (size_t i = 1; i < n.numOutputs(); ++i)
-      if (n.output(i) && n.output(i)->hasUses())
+      if (n.output(i) && (n.output(i)->hasUses() || n.output(i)->isGraphOutput()))
         return unsupported("{}: LayerNormalization's mean/inv_std outputs on the cuda/hip targets", n.describe());
     for (int i = 1; i <= 2; ++i)
       if (const Value* v = n.input(i); v && v->type().numel() != len)

@@ -321,7 +321,7 @@ Expected<std::vector<GpuItem>> lowerDataMovement(const Node& n, const TileConfig
   int items = itemsFor(tile);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
   if (isCopyKind(k) || k == "MgChannelSlice") {
-    if (k == "Dropout" && n.numOutputs() > 1 && n.output(1) && n.output(1)->hasUses())
+    if (k == "Dropout" && n.numOutputs() > 1 && n.output(1) && (n.output(1)->hasUses() || n.output(1)->isGraphOutput()))
       return unsupported("{}: Dropout's mask output is not supported by the cuda/hip targets", n.describe());
     if (k == "MgChannelSlice") {
       int64_t begin = n.attrs().getInt("begin", 0);
@@ -543,7 +543,7 @@ bool lowerMapFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
       n.kind() == "Mean" || n.kind() == "Clip" || n.kind() == "Gelu") {
     if (n.kind() == "BatchNormalization" && n.numOutputs() > 1)
       for (size_t i = 1; i < n.numOutputs(); ++i)
-        if (n.output(i) && n.output(i)->hasUses()) {
+        if (n.output(i) && (n.output(i)->hasUses() || n.output(i)->isGraphOutput())) {
           out = unsupported("{}: training-mode BatchNormalization outputs", n.describe());
           return true;
         }
