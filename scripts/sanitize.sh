@@ -200,8 +200,9 @@ run_fuzz() {
   mkdir -p "$base/fuzz/artifacts"
   for i in 0 1; do
     local n="${names[$i]}" work="$base/fuzz/${names[$i]}-corpus"
-    rm -rf "$work" && mkdir -p "$work"
-    # New inputs go to a scratch corpus; the seeds in the repository stay as they are.
+    mkdir -p "$work"
+    # New inputs go to a corpus in the build folder, which grows from run to run; the seeds in
+    # the repository stay as they are.
     (cd "$base/fuzz" && "$abuild/bin/$n" "$work" "$root/tests/fuzz/${seeds[$i]}" \
       -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="$base/fuzz/artifacts/$n-" >"$base/fuzz/$n.log" 2>&1) &

@@ -483,6 +483,8 @@ class Parser {
     for (;;) {
       MG_ASSIGN_OR_RETURN(std::string name, valueName());
       MG_RETURN_IF_ERROR(defineName(name));
+      for (const Result& other : results)  // "%d, %d = ..." (found by fuzz_ir_parser)
+        if (other.name == name) return fail(fmt::format("value %{} is defined twice", name));
       Result r{name, std::nullopt};
       if (isPunct(":")) {
         MG_RETURN_IF_ERROR(fill());

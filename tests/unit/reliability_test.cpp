@@ -83,6 +83,12 @@ TEST(TextConstants, IntegersAreExactAndRangeChecked) {
   expectError(big.status(), ErrorCode::kBadInput, "too large for splat<>");
 }
 
+TEST(TextParser, ResultNamedTwiceInOneNodeIsAnError) {
+  // Once an internal check (exit 3) in the graph's naming; found by fuzz_ir_parser.
+  auto g = parseGraph("graph @g {\n  input %x : f32[4]\n  %d, %d = Split(%x)\n  output %d\n}");
+  expectError(g.status(), ErrorCode::kBadInput, "value %d is defined twice");
+}
+
 TEST(TensorLimits, ByteSizeStaysWithinInt64) {
   EXPECT_EQ(*checkedByteSize({DType::kF32, {1 << 20, 1 << 20, 1 << 20}}), int64_t{1} << 62);
   // 2^62 elements pass checkedNumel, but 2^62 doubles are 2^65 bytes.
