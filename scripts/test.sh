@@ -6,12 +6,11 @@
 #   7. gpu: the cuda and hip targets through the CPU emulation, nvcc and hipcc,
 #   8. sanitize: scripts/sanitize.sh (ASan/UBSan tests, TSan and leak runs of a package, fuzzing).
 # Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo] [examples] [gpu] [sanitize]
-# (default: all but sanitize)
+# (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-# sanitize is not in the default list yet: it has not passed a fresh-clone run (run it by name).
-stages="${*:-build unit backend zoo examples gpu}"
+stages="${*:-build unit backend zoo examples gpu sanitize}"
 jobs="${MAGNETO_TEST_JOBS:-2}"
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 has() { [[ " $stages " == *" $1 "* ]]; }

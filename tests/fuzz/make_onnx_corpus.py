@@ -5,7 +5,8 @@
 #     op family, with integer inputs (shapes, axes, indices) made initializers from the test's
 #     data, so that they import without --bind;
 #   - frontend_*.onnx: the models of tests/data/frontend (old opsets, legacy forms, unsorted);
-#   - bad_*.onnx: a selection of the bad-model corpus (tests/bad_models/make_bad_models.py).
+#   - bad_*.onnx: a selection of the bad-model corpus (tests/bad_models/make_bad_models.py);
+#   - regress_*.onnx (not written here): inputs that crashed fuzz_onnx_import before their fix.
 import os
 import shutil
 import subprocess
@@ -32,7 +33,8 @@ BAD = """truncated random_bytes huge_length_prefix duplicate_tensor conv_zero_st
 conv_pads_wrong_length matmul_mismatch reshape_incompatible concat_axis_out_of_range
 gather_index_out_of_range split_sizes_not_summing transpose_not_permutation attribute_no_value
 raw_data_wrong_length initializer_dims_overflow shape_of_huge_input bytes_overflow_f64
-arena_overflow external_escape""".split()
+arena_overflow external_escape input_bytes_overflow pad_overflow converter_zero_stride
+constant_of_shape_rank16""".split()
 INT_TYPES = {TensorProto.INT64, TensorProto.INT32}
 
 os.makedirs(OUT, exist_ok=True)
