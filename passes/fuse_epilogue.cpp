@@ -19,6 +19,7 @@
 // Golden test: tests/ir/fuse_epilogue.mlir
 #include <set>
 
+#include "magneto/ir/activation.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
@@ -36,16 +37,11 @@ bool isEpilogueHost(const Node* n) {
 // The activation's parameters as the runtime's Epilogue expects them, or false if not fusable.
 bool activationParams(const Node* act, double& alpha, double& beta) {
   const std::string& k = act->kind();
-  const AttrMap& a = act->attrs();
-  alpha = 0, beta = 0;
-  if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "HardSwish" || k == "Softplus") return true;
-  if (k == "LeakyRelu") return alpha = a.getFloat("alpha", 0.01), true;
-  if (k == "Elu") return alpha = a.getFloat("alpha", 1.0), true;
-  if (k == "HardSigmoid") return alpha = a.getFloat("alpha", 0.2), beta = a.getFloat("beta", 0.5), true;
-  if (k == "Selu")
-    return alpha = a.getFloat("alpha", 1.67326319217681884765625),
-           beta = a.getFloat("gamma", 1.05070102214813232421875), true;
-  if (k == "Gelu") return a.getString("approximate", "none") == "none";
+  activationAttrParams(*act, alpha, beta);
+  if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "HardSwish" || k == "Softplus" ||
+      k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "Selu")
+    return true;
+  if (k == "Gelu") return act->attrs().getString("approximate", "none") == "none";
   if (k == "Clip") {
     alpha = -3.4028234663852886e38, beta = 3.4028234663852886e38;
     for (int i = 1; i <= 2; ++i) {

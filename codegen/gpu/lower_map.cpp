@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "gpu_lowering.h"
+#include "magneto/ir/activation.h"
 
 namespace magneto {
 namespace gpu {
@@ -148,19 +149,6 @@ std::string compareExpr(const std::string& op) {
   return "";
 }
 
-bool activationParams(const Node& n, double& alpha, double& beta) {
-  const AttrMap& a = n.attrs();
-  const std::string& k = n.kind();
-  alpha = beta = 0;
-  if (k == "LeakyRelu") alpha = a.getFloat("alpha", 0.01);
-  else if (k == "Elu" || k == "Celu") alpha = a.getFloat("alpha", 1.0);
-  else if (k == "ThresholdedRelu") alpha = a.getFloat("alpha", 1.0);
-  else if (k == "HardSigmoid") alpha = a.getFloat("alpha", 0.2), beta = a.getFloat("beta", 0.5);
-  else if (k == "Selu")
-    alpha = a.getFloat("alpha", 1.67326319217681884765625), beta = a.getFloat("gamma", 1.05070102214813232421875);
-  return true;
-}
-
 // Loads of every operand into locals a0, a1, ... of their C types.
 std::string loads(const Node& n) {
   std::string s;
@@ -197,7 +185,7 @@ std::string elementwiseExpression(const Node& n) {
   }
   if (n.numInputs() == 1 && isFloat) {
     double alpha, beta;
-    activationParams(n, alpha, beta);
+    activationAttrParams(n, alpha, beta);
     std::string op = k;
     if (k == "Gelu" && n.attrs().getString("approximate", "none") == "tanh") op = "GeluTanh";
     return unaryExpr(op, "a0", alpha, beta);
