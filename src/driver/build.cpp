@@ -41,6 +41,21 @@ std::string compilerIdentity() {
   return id;
 }
 
+// Runs `cmds` in order in `cwd` ("" = here), appending each command line and its output to `log`
+// as it goes; stops at the first failure with `what` and the log's tail.
+Status runLogged(const std::vector<std::vector<std::string>>& cmds, const std::string& cwd,
+                 const std::string& log, const std::string& what, const Reporter& rep) {
+  std::string all;
+  for (const auto& cmd : cmds) {
+    rep.detail("running" + (cwd.empty() ? std::string() : " (in " + cwd + ")") + ": " + commandLine(cmd));
+    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, cwd));
+    all += "$ " + commandLine(cmd) + "\n" + r.output;
+    (void)writeFile(log, all);
+    if (r.exitCode != 0) return toolFailed(what, r, log);
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Status buildWithCmake(const std::string& dir, const Reporter& rep) {
@@ -51,15 +66,7 @@ Status buildWithCmake(const std::string& dir, const Reporter& rep) {
   std::vector<std::vector<std::string>> cmds = {
       {"cmake", "-S", dir, "-B", build.string(), "-DCMAKE_BUILD_TYPE=Release"},
       {"cmake", "--build", build.string(), "-j2"}};
-  std::string all;
-  for (const auto& cmd : cmds) {
-    rep.detail("running: " + commandLine(cmd));
-    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
-    all += "$ " + commandLine(cmd) + "\n" + r.output;
-    (void)writeFile(log, all);
-    if (r.exitCode != 0) return toolFailed("building the package with CMake", r, log);
-  }
-  return Status::success();
+  return runLogged(cmds, "", log, "building the package with CMake", rep);
 }
 
 Expected<std::string> runtimeKey(const std::string& target, const std::string& arch) {
@@ -264,14 +271,7 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
   if (embeddedWeights) link.insert(link.end(), {name + "_weights.S", "-Wa,-I."});
   link.insert(link.end(), {lib, "-lpthread"});
   std::string log = (fs::path(dir) / "build-fast" / "build.log").string();
-  std::string all;
-  for (const auto& cmd : {compile, link}) {
-    rep.detail("running (in " + dir + "): " + commandLine(cmd));
-    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, dir));
-    all += "$ " + commandLine(cmd) + "\n" + r.output;
-    (void)writeFile(log, all);
-    if (r.exitCode != 0) return toolFailed("compiling the package", r, log);
-  }
+  MG_RETURN_IF_ERROR(runLogged({compile, link}, dir, log, "compiling the package", rep));
   return (fs::path(dir) / runner).string();
 }
 
@@ -315,14 +315,8 @@ Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::str
   if (embeddedWeights) link.insert(link.end(), {name + "_weights.S", "-Wa,-I."});
   link.push_back("-lpthread");
   std::string log = (fs::path(dir) / "build-emu" / "build.log").string();
-  std::string all;
-  for (const auto& cmd : {compile, runnerCompile, link}) {
-    rep.detail("running (in " + dir + "): " + commandLine(cmd));
-    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, dir));
-    all += "$ " + commandLine(cmd) + "\n" + r.output;
-    (void)writeFile(log, all);
-    if (r.exitCode != 0) return toolFailed("compiling the emulated GPU package", r, log);
-  }
+  MG_RETURN_IF_ERROR(runLogged({compile, runnerCompile, link}, dir, log,
+                               "compiling the emulated GPU package", rep));
   return (fs::path(dir) / runner).string();
 }
 
