@@ -244,6 +244,7 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames));
     sum.launches = gs.launches;
     sum.jointLaunches = gs.jointLaunches;
+    sum.kernels = gs.kernels;
     bool cuda = o.target == "cuda";
     vars["CUDA"] = cuda ? "1" : "0";
     vars["HIP"] = cuda ? "0" : "1";

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -41,14 +42,47 @@ std::string compilerIdentity() {
   return id;
 }
 
+// What a command of a package build does, for its progress line: "compiling model.cu (c++)".
+std::string describeCommand(const std::vector<std::string>& cmd) {
+  std::string tool = fs::path(cmd[0]).filename().string();
+  if (tool == "cmake") {
+    for (const std::string& a : cmd)
+      if (a == "--build") return "building with CMake";
+    return "configuring with CMake";
+  }
+  bool compileOnly = std::find(cmd.begin(), cmd.end(), "-c") != cmd.end();
+  std::string source;
+  for (const std::string& a : cmd) {
+    std::string ext = fs::path(a).extension().string();
+    if (ext == ".cpp" || ext == ".cu" || ext == ".hip" || ext == ".S") source = fs::path(a).filename().string();
+    if (compileOnly && !source.empty()) break;
+  }
+  if (compileOnly) return "compiling " + (source.empty() ? std::string("a source") : source) + " (" + tool + ")";
+  return "linking (" + tool + ")";
+}
+
+// A build tool's own progress line ("[ 50%] Building CUDA object ...", "[3/7] Linking ..."), shown
+// as ours so that a long nvcc or hipcc build says which file it is on.
+bool isBuildProgressLine(const std::string& line) {
+  if (line.size() < 4 || line[0] != '[') return false;
+  size_t close = line.find("] ");
+  if (close == std::string::npos || close > 12) return false;
+  return line.find_first_not_of(" 0123456789%/", 1) == close;
+}
+
 // Runs `cmds` in order in `cwd` ("" = here), appending each command line and its output to `log`
-// as it goes; stops at the first failure with `what` and the log's tail.
+// as it goes; stops at the first failure with `what` and the log's tail. Each command gets a
+// progress line "[k/N] what it does", and a CMake build's per-file lines are passed on.
 Status runLogged(const std::vector<std::vector<std::string>>& cmds, const std::string& cwd,
                  const std::string& log, const std::string& what, const Reporter& rep) {
   std::string all;
-  for (const auto& cmd : cmds) {
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const auto& cmd = cmds[i];
+    rep.progress(fmt::format("  [{}/{}] {}", i + 1, cmds.size(), describeCommand(cmd)));
     rep.detail("running" + (cwd.empty() ? std::string() : " (in " + cwd + ")") + ": " + commandLine(cmd));
-    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, cwd));
+    MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd, cwd, [&](const std::string& line) {
+                          if (isBuildProgressLine(line)) rep.progress("    " + line);
+                        }));
     all += "$ " + commandLine(cmd) + "\n" + r.output;
     (void)writeFile(log, all);
     if (r.exitCode != 0) return toolFailed(what, r, log);
@@ -122,7 +156,7 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
                      .string();
   }
   std::mutex mu;
-  size_t next = 0;
+  size_t next = 0, done = 0;
   auto worker = [&] {
     for (;;) {
       size_t i;
@@ -132,13 +166,21 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
         i = next++;
       }
       std::error_code e;
-      if (fs::is_regular_file(objects[i], e)) continue;
+      if (fs::is_regular_file(objects[i], e)) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++done;
+        continue;
+      }
       std::string tmpObj = tmp + "/" + fs::path(sources[i]).stem().string() + ".o";
       std::vector<std::string> cmd = {cxxCompiler()};
       for (const std::string& f : runtimeFlags(arch)) cmd.push_back(f);
       cmd.insert(cmd.end(), {"-c", dir + "/" + sources[i], "-o", tmpObj});
       rep.detail("running: " + commandLine(cmd));
       auto r = runProcess(cmd);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        rep.progress(fmt::format("  [{}/{}] compiled runtime/{}", ++done, sources.size(), sources[i]));
+      }
       if (!r.ok()) errors[i] = r.status();
       else if (r->exitCode != 0) errors[i] = toolFailed("compiling runtime/" + sources[i], r.value(), "");
       else if (std::rename(tmpObj.c_str(), objects[i].c_str()) != 0 && !fs::is_regular_file(objects[i], e))

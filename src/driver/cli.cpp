@@ -348,8 +348,13 @@ int runCommand(const Command& c, int argc, char** argv) {
     auto r = compileModel(co);
     if (!r.ok()) return reportError(r.status());
     Reporter(co.common.verbosity)
-        .progress(fmt::format("wrote {} ({} steps, arena {} bytes, weights {} bytes){}", co.outDir,
-                              r->summary.steps, r->summary.arenaBytes, r->summary.weightsBytes,
+        .progress(fmt::format("wrote {} ({} steps{}, arena {} bytes, weights {} bytes){}", co.outDir,
+                              r->summary.steps,
+                              r->summary.kernels > 0
+                                  ? fmt::format(", {} launches of {} kernels ({} joint)", r->summary.launches,
+                                                r->summary.kernels, r->summary.jointLaunches)
+                                  : "",
+                              r->summary.arenaBytes, r->summary.weightsBytes,
                               co.build ? "; built in " + co.outDir + "/build" : ""));
     return 0;
   }

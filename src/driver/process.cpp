@@ -28,7 +28,8 @@ void Reporter::detail(const std::string& line) const {
   if (verbosity_ >= 2) std::fprintf(stderr, "magnetoc: %s\n", line.c_str());
 }
 
-Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const std::string& cwd) {
+Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const std::string& cwd,
+                                   const LineSink& onLine) {
   if (argv.empty()) return internalStatus("runProcess: empty command");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -62,7 +63,14 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const s
   for (;;) {
     ssize_t n = ::read(fds[0], buf, sizeof(buf));
     if (n > 0) {
+      size_t before = r.output.size();
       r.output.append(buf, static_cast<size_t>(n));
+      if (onLine) {  // complete lines only: a line split across reads is seen once, whole
+        size_t lineStart = r.output.rfind('\n', before == 0 ? 0 : before - 1);
+        lineStart = (before == 0 || lineStart == std::string::npos) ? 0 : lineStart + 1;
+        for (size_t nl; (nl = r.output.find('\n', lineStart)) != std::string::npos; lineStart = nl + 1)
+          if (nl >= before) onLine(r.output.substr(lineStart, nl - lineStart));
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

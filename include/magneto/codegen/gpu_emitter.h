@@ -27,6 +27,7 @@ namespace magneto {
 struct GpuEmitSummary {
   int launches = 0;       // kernels per forward pass
   int jointLaunches = 0;  // of which joint kernels of parallel groups
+  int kernels = 0;        // distinct __global__ functions (launches of the same programs share one)
   int steps = 0;
 };
 

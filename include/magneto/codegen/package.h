@@ -41,6 +41,7 @@ struct PackageSummary {
   int64_t weightsBytes = 0;
   uint64_t weightsChecksum = 0;
   int launches = 0, jointLaunches = 0;  // GPU targets: kernels per run, joint ones among them
+  int kernels = 0;                      // GPU targets: distinct __global__ functions
   std::vector<std::string> files;  // written (or unchanged) files, relative to the folder
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ struct ProcessResult {
 };
 
 // Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) and collects its output.
-// An error only when the tool cannot be started at all.
-Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const std::string& cwd = "");
+// An error only when the tool cannot be started at all. `onLine`, when given, sees each line of
+// output as it arrives (for progress lines while a long build runs).
+using LineSink = std::function<void(const std::string&)>;
+Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const std::string& cwd = "",
+                                   const LineSink& onLine = nullptr);
 
 // The last `lines` lines of `text`.
 std::string tailLines(const std::string& text, int lines);
