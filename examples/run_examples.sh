@@ -4,6 +4,8 @@
 #   1. cmake --install of Magneto into a prefix; that magnetoc compiles the model (--name classifier)
 #   2. the example with add_subdirectory(package); its top-5 must equal PyTorch's
 #   3. the package built and installed on its own; the example with find_package(classifier)
+#   4. a cuda package (--target cuda): built for the CPU emulation and run (top-5 again), then
+#      built with nvcc for sm_80;sm_90 (built only: running needs a GPU)
 # Called by scripts/test.sh (stage "examples").   examples/run_examples.sh [--build-dir DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,6 +65,26 @@ cmake -S "$root/examples/classify" -B "$work/app-installed" -DCMAKE_BUILD_TYPE=R
 cmake --build "$work/app-installed" -j 2 >/dev/null
 out="$("$work/app-installed/classify" "$work/input.raw" --runs 3 --threads 2)"; echo "$out"
 check_top5 "$out" "find_package"
+
+step "the same application on a cuda package (--target cuda), run through the CPU emulation of the GPU"
+env -u MAGNETO_HOME "$magnetoc" compile "$model/model.onnx" --target cuda --name classifier -o "$work/classifier-cuda" -q
+cmake -S "$root/examples/classify" -B "$work/app-cuda-emu" -DCMAKE_BUILD_TYPE=Release \
+  -DCLASSIFIER_PACKAGE="$work/classifier-cuda" -Dclassifier_EMULATE=ON >/dev/null
+cmake --build "$work/app-cuda-emu" -j 2 >/dev/null
+out="$(MG_EMU_THREADS=2 "$work/app-cuda-emu/classify" "$work/input.raw" --runs 1)"; echo "$out"
+check_top5 "$out" "cuda package, emulated"
+
+step "the same application built for NVIDIA GPUs with nvcc (sm_80;sm_90; running it needs a GPU)"
+nvcc=/usr/local/cuda/bin/nvcc
+if [ -x "$nvcc" ]; then
+  cmake -S "$root/examples/classify" -B "$work/app-cuda" -DCMAKE_BUILD_TYPE=Release \
+    -DCLASSIFIER_PACKAGE="$work/classifier-cuda" -DCMAKE_CUDA_COMPILER="$nvcc" -Dclassifier_WERROR=ON >/dev/null
+  cmake --build "$work/app-cuda" -j 2 >/dev/null
+  [ -x "$work/app-cuda/classify" ] || { echo "FAIL: the nvcc build made no classify"; exit 1; }
+  echo "ok: classify built with nvcc and linked to the CUDA runtime: $(ldd "$work/app-cuda/classify" | grep -o 'libcudart[^ ]*' | head -1)"
+else
+  echo "SKIPPED: $nvcc not found (it comes with this machine image): the CUDA build of the example is NOT checked"
+fi
 
 step "a wrong-sized input file gets a message, not a crash"
 head -c 100 "$work/input.raw" > "$work/short.raw"

@@ -133,7 +133,10 @@ def save_tensor(arr, name, path):
         f.write(t.SerializeToString())
 
 
-def export_one(name, out_dir, small, args):
+def export_one(name, out_dir, small, args, keep=None):
+    """Exports one model; with `keep` (a dict) it always exports and leaves the PyTorch module and
+    its inputs there (keep["model"], keep["inputs"]) for a caller that also runs it
+    (tools/gpu/device_bench.py)."""
     ctor, full, small_shape, doc = MODELS[name]
     if isinstance(ctor, tuple):  # (full, small) constructors
         ctor = ctor[1] if small else ctor[0]
@@ -147,7 +150,7 @@ def export_one(name, out_dir, small, args):
               "torch": torch.__version__, "torchvision": torchvision.__version__,
               "scripts": _scripts_digest()}
     meta_path = os.path.join(folder, "meta.json")
-    if (not args.force and os.path.exists(model_path)
+    if (keep is None and not args.force and os.path.exists(model_path)
             and os.path.exists(os.path.join(data_dir, "output_0.pb")) and os.path.exists(meta_path)):
         try:
             with open(meta_path) as f:
@@ -221,6 +224,8 @@ def export_one(name, out_dir, small, args):
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
+    if keep is not None:
+        keep["model"], keep["inputs"] = model, xs
     status = "ok" if ok else "BAD OUTPUT"
     print(f"[{name}] {status}: {model_path} input={_shape_text(shape)} output={list(y_np.shape)} "
           f"nodes={len(m.graph.node)} std={std:.4g} dead={dead} finite={finite} "
