@@ -3,7 +3,7 @@
 # same run, at 1 and 2 threads.
 #
 #   tools/bench/compare_ort.sh [--runs R] [--threads "1 2"] [--magnetoc PATH] [--no-parallel-opt]
-#                              [--markdown] [MODEL ...]
+#                              [--svg FILE] [--tsv FILE] [--markdown] [MODEL ...]
 #
 # MODEL: a zoo folder (models/zoo/NAME, holding model.onnx and test_data_set_0/input_*.pb) or a
 # model.onnx inside one. Default: models/zoo/{inception_v3,squeezenet1_1,resnext50_32x4d} where
@@ -12,7 +12,10 @@
 #   node tools/ort/run_ort.js MODEL --inputs ... --threads T --bench R
 # one after the other, and prints: model | threads | magneto ms | ort ms | ratio (ort/magneto;
 # above 1 means Magneto is faster). --no-parallel-opt adds a column: Magneto with the parallel
-# co-optimization off. Exit status 1 when any measurement failed.
+# co-optimization off. Closing lines: the geometric mean of the ratios per thread count (and of
+# the parallel passes' gain, --no-parallel-opt ms / magneto ms). --svg FILE draws the latencies as
+# a bar chart (tools/bench/bar_chart.py), --tsv FILE keeps the raw rows. Exit status 1 when any
+# measurement failed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -20,6 +23,8 @@ runs=20
 threads="1 2"
 magnetoc="${MAGNETOC:-$root/build/bin/magnetoc}"
 ablation=""
+svg=""
+tsv=""
 models=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,6 +32,8 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
     --no-parallel-opt) ablation=1; shift ;;
+    --svg) svg="$2"; shift 2 ;;
+    --tsv) tsv="$2"; shift 2 ;;
     --markdown) shift ;;  # the table is always Markdown; kept for compatibility
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) echo "compare_ort: unknown option $1" >&2; exit 2 ;;
@@ -92,6 +99,7 @@ for m in "${models[@]}"; do
     if [ "$mg" != error ] && [ "$ort" != error ]; then
       ratio="$(awk -v a="$ort" -v b="$mg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
     fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$mg" "${mgn:-}" "$ort" >> "$tmp/rows.tsv"
     if [ -n "$ablation" ]; then
       echo "| $name | $t | $mg | $mgn | $ort | $ratio |"
     else
@@ -100,6 +108,17 @@ for m in "${models[@]}"; do
   done
 done
 echo
+# Geometric means over the models where both sides ran, per thread count.
+awk -F'\t' '$3 != "error" && $5 != "error" && $3 > 0 { n[$2]++; s[$2] += log($5 / $3) }
+  $4 != "" && $4 != "error" && $3 != "error" && $3 > 0 { m[$2]++; g[$2] += log($4 / $3) }
+  END { for (t in n) printf "geomean ort/magneto at %s thread(s): %.2f over %d model(s)\n", t, exp(s[t] / n[t]), n[t];
+        for (t in m) printf "geomean parallel-pass gain (--no-parallel-opt / magneto) at %s thread(s): %.2f\n", t, exp(g[t] / m[t]) }' \
+  "$tmp/rows.tsv" 2>/dev/null | sort
+[ -n "$tsv" ] && cp "$tmp/rows.tsv" "$tsv"
+if [ -n "$svg" ]; then
+  /usr/bin/python3 "$root/tools/bench/bar_chart.py" "$tmp/rows.tsv" -o "$svg" \
+    --title "Magneto vs onnxruntime-node, CPU, median of $runs runs ($(date +%Y-%m-%d))" && echo "wrote $svg"
+fi
 echo "runs=$runs per measurement (median); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);" \
      "onnxruntime-node $(cd "$root/tools/ort" && node -p "require('onnxruntime-node/package.json').version")"
 exit $status
