@@ -7,7 +7,12 @@
 // Sigmoid; MaxPool 3x3 pad 1; AveragePool; BatchNormalization; Add of a per-channel constant;
 // Mul with the branch head), then joins them with a Concat (channel axis) or a Sum of equal-
 // shaped branches. Shapes stay NCHW with batch 1 and the block input's spatial size, so that every
-// join is legal. Seeds are fixed: a failure names the seed and prints the graph.
+// join is legal. One block in four is instead a set of parallel "towers" (batch-merge's case):
+// 2-5, or 33-36 (past kMaxJointMembers, where one batched MatMul beats sequential), branches
+// that each scale the input by their own constant (different inputs) and then run one or two
+// same-shape GEMM layers: MatMul [1,c,s,s] x [s,s] with an optional Relu, or Gemm on the
+// [c*s, s] view with bias and transB, joined by a Sum. Seeds are fixed: a failure names the seed
+// and prints the graph.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,7 +96,58 @@ class RandomGraphBuilder {
     return out;
   }
 
+  // Same-shape GEMM towers on different inputs; keeps [1, channels, size, size].
+  std::string towers(const std::string& in, int channels, int size) {
+    int branches = pick(0, 1) ? pick(2, 5) : pick(33, 36);
+    int layers = pick(1, 2);
+    bool gemm = pick(0, 1);
+    bool relu = pick(0, 1);
+    std::string flat, back;
+    if (gemm) {
+      flat = fresh("shape");
+      consts_ += fmt::format("  const {} : i64[2] = dense<[{}, {}]>\n", flat, channels * size, size);
+      back = fresh("shape");
+      consts_ += fmt::format("  const {} : i64[4] = dense<[1, {}, {}, {}]>\n", back, channels, size, size);
+    }
+    std::vector<std::string> outs;
+    for (int b = 0; b < branches; ++b) {
+      std::string cur = fresh("v");
+      body_ += fmt::format("  {} = Mul({}, {})\n", cur, in, constant(fmt::format("f32[{},1,1]", channels)));
+      if (gemm) {
+        std::string r = fresh("v");
+        body_ += fmt::format("  {} = Reshape({}, {})\n", r, cur, flat);
+        cur = r;
+      }
+      for (int l = 0; l < layers; ++l) {
+        std::string out = fresh("v");
+        std::string w = constant(fmt::format("f32[{},{}]", size, size));
+        if (gemm)
+          body_ += fmt::format("  {} = Gemm({}, {}, {}) {{transB = 1}} loc(\"{}\")\n", out, cur, w,
+                               constant(fmt::format("f32[{}]", size)), out.substr(1));
+        else
+          body_ += fmt::format("  {} = MatMul({}, {}) loc(\"{}\")\n", out, cur, w, out.substr(1));
+        cur = out;
+        if (relu) {
+          out = fresh("v");
+          body_ += fmt::format("  {} = Relu({})\n", out, cur);
+          cur = out;
+        }
+      }
+      if (gemm) {
+        std::string r = fresh("v");
+        body_ += fmt::format("  {} = Reshape({}, {})\n", r, cur, back);
+        cur = r;
+      }
+      outs.push_back(cur);
+    }
+    std::string out = fresh("j"), args;
+    for (size_t i = 0; i < outs.size(); ++i) args += (i ? ", " : "") + outs[i];
+    body_ += fmt::format("  {} = Sum({})\n", out, args);
+    return out;
+  }
+
   std::string block(const std::string& in, int& channels, int size) {
+    if (pick(0, 3) == 0) return towers(in, channels, size);
     int branches = pick(2, 5);
     bool sum = pick(0, 2) == 0;
     int target = pick(2, 6);  // for Sum joins every branch ends with a Conv to `target` channels
@@ -151,7 +207,7 @@ double maxScaledError(const Tensor& a, const Tensor& b) {
 
 TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   constexpr int kGraphs = 1000;
-  int grouped = 0;
+  int grouped = 0, batched = 0;
   for (int seed = 1; seed <= kGraphs; ++seed) {
     std::string text = RandomGraphBuilder(static_cast<uint64_t>(seed)).build();
     auto parsed = parseGraph(text, "random");
@@ -171,7 +227,10 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
     ASSERT_TRUE(pipeline.ok());
     Status s = runPipeline(*g, pipeline.value(), ctx);
     ASSERT_TRUE(s.ok()) << "seed " << seed << ": " << s.message() << "\n" << text;
-    for (const auto& [id, pg] : g->groups()) grouped += pg.strategy != "none";
+    for (const auto& [id, pg] : g->groups()) {
+      grouped += pg.strategy != "none";
+      batched += pg.strategy == "batch";
+    }
 
     auto after = interpret(*g, inputs);
     ASSERT_TRUE(after.ok()) << "seed " << seed << ": " << after.status().message();
@@ -185,4 +244,5 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   }
   // The generator must actually exercise the parallel passes, or this test proves nothing.
   EXPECT_GT(grouped, kGraphs / 2) << "too few graphs had a parallel group";
+  EXPECT_GT(batched, 0) << "no graph had a batch-merge group";
 }

@@ -30,6 +30,10 @@ std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPadPass();
 std::unique_ptr<Pass> makeWideMergePass();
+// passes/batch_merge.cpp: same-shape sibling GEMMs on different inputs -> one batched MatMul,
+// decided on the cost model of ctx.device; nothing when ctx.parallelOpt is off.
+Expected<bool> batchMerge(Graph& g, PassContext& ctx);
+std::unique_ptr<Pass> makeBatchMergePass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 // passes/parallel_co_optimize.cpp (plain function: include/magneto/passes/parallel_co_optimize.h)
