@@ -241,10 +241,15 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   vars["SOURCE_EXT"] = sourceExt;
   if (gpu) {
     MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile(o.device));
-    MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames));
+    MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames, o.tuning));
     sum.launches = gs.launches;
     sum.jointLaunches = gs.jointLaunches;
     sum.kernels = gs.kernels;
+    sum.tunedLaunches = gs.tunedLaunches;
+    sum.launchKeys = gs.launchKeys;
+    sum.launchCandidates = gs.launchCandidates;
+    sum.launchModeledUs = gs.launchModeledUs;
+    sum.launchTiles = gs.launchTiles;
     bool cuda = o.target == "cuda";
     vars["CUDA"] = cuda ? "1" : "0";
     vars["HIP"] = cuda ? "0" : "1";

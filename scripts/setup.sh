@@ -7,7 +7,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkgs=(
   build-essential cmake ninja-build pkg-config
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libfmt-dev libgtest-dev llvm-14-tools
+  libfmt-dev libgtest-dev llvm-14-tools nlohmann-json3-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-protobuf
   graphviz
   # HIP compiler for tests/gpu's compile check of the GPU kernels (gfx90a; no AMD GPU needed).

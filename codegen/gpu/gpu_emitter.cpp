@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -18,6 +19,13 @@ namespace gpu {
 std::string LowerContext::ptr(const Value* v) const {
   auto it = slots->find(v);
   return it == slots->end() ? std::string("S(-1)") : fmt::format("S({})", it->second);
+}
+
+std::string LowerContext::scratch(int64_t bytes) {
+  // 256-byte aligned, like the arena's buffers and cudaMalloc.
+  std::string s = fmt::format("SCRATCH({})", scratchBytes);
+  scratchBytes += (std::max<int64_t>(bytes, 0) + 255) / 256 * 256;
+  return s;
 }
 
 std::string LowerContext::typedPtr(const char* ctype, const Value* v, bool isConst) const {
@@ -67,7 +75,9 @@ Expected<std::vector<GpuItem>> lowerNode(const Node& n, const TileConfig& tile, 
     if (v && v->rank() > 8)
       return unsupported("{}: rank {} results (the GPU kernels handle rank up to 8)", n.describe(), v->rank());
   Expected<std::vector<GpuItem>> out = std::vector<GpuItem>{};
+  if (lowerOpsetFamily(n, tile, cx, out)) return out;
   if (lowerComputeFamily(n, tile, cx, out)) return out;
+  if (lowerRecurrentFamily(n, tile, cx, out)) return out;
   if (lowerMapFamily(n, tile, cx, out)) return out;
   return unsupported("{}: the cuda/hip targets have no kernel for op '{}' yet (docs/GPU_TARGET.md "
                      "lists the supported ops; --target cpu supports it)",
@@ -89,10 +99,52 @@ struct Launch {
   std::vector<GpuItem> items;
   std::vector<int> itemStep;    // the step each item computes
   int group = -1;               // joint group id, or -1
+  int streams = -1;             // id of the `streams` group its step belongs to, or -1
+  std::string key;              // launchKey of the plan launch (phases of one node share it)
+  int candidates = 0;           // tile candidates tune can try (tuning runs only)
+  double modeledUs = 0;         // the cost model's latency for the tiles used
+  std::vector<TileConfig> tiles;  // per member of the plan launch
   std::string note;             // comment: what runs here
 };
 
 std::string describeStep(const Node& n) { return commentSafe(n.name()) + " (" + n.kind() + ")"; }
+
+// A launch whose items have several phases (a recurrent node: the input projection, then the
+// time loop that reads it) becomes one launch per phase, in phase order: a launch starts only
+// after every block of the one before it is done, which is exactly the dependency between
+// phases (the GPU has no grid-wide barrier to offer inside one launch). The other items of a
+// joint group are phase 0, so they still share the group's first launch.
+std::vector<Launch> splitPhases(std::vector<Launch> launches) {
+  std::vector<Launch> out;
+  for (Launch& l : launches) {
+    int phases = 1;
+    for (const GpuItem& it : l.items) phases = std::max(phases, it.phase + 1);
+    if (phases == 1) {
+      out.push_back(std::move(l));
+      continue;
+    }
+    for (int ph = 0; ph < phases; ++ph) {
+      Launch p;
+      p.group = l.group;
+      p.streams = l.streams;
+      p.key = l.key;
+      p.candidates = l.candidates;
+      p.tiles = l.tiles;
+      p.modeledUs = ph == 0 ? l.modeledUs : 0;
+      p.note = fmt::format("{}{}phase {} of {}{}", l.note, l.note.empty() ? "" : "; ", ph + 1, phases,
+                           ph == 0 ? "" : " (reads what the phase before wrote)");
+      for (size_t k = 0; k < l.items.size(); ++k) {
+        if (l.items[k].phase != ph) continue;
+        p.items.push_back(l.items[k]);
+        p.itemStep.push_back(l.itemStep[k]);
+        if (std::find(p.steps.begin(), p.steps.end(), l.itemStep[k]) == p.steps.end())
+          p.steps.push_back(l.itemStep[k]);
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
 
 }  // namespace
 }  // namespace gpu
@@ -105,7 +157,8 @@ Status checkGpuSupport(const MemoryPlan& plan) {
 Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                         const DeviceProfile& device, TemplateVars& vars,
                                         const std::vector<std::string>& inputNames,
-                                        const std::vector<std::string>& outputNames) {
+                                        const std::vector<std::string>& outputNames,
+                                        const TuningChoice* tuning) {
   using namespace gpu;
   // The host tables (slots, ports, copies) are the CPU emitter's; slots are numbered the same way.
   MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, inputNames, outputNames));
@@ -132,11 +185,13 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     Launch l;
     l.steps.push_back(static_cast<int>(i));
     l.group = joint ? gid : -1;
+    l.streams = gid >= 0 && git != g.groups().end() && git->second.strategy == "streams" ? gid : -1;
     launches.push_back(std::move(l));
   }
 
   GpuEmitSummary sum;
   sum.steps = static_cast<int>(plan.steps.size());
+  int64_t scratchBytes = 0;  // the most any launch group needs (LowerContext::scratch)
   for (Launch& l : launches) {
     std::vector<TileConfig> tiles(l.steps.size());
     std::vector<const Node*> members;
@@ -150,6 +205,39 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       KernelEstimate e = bestKernel(*members[0], device);
       if (e.valid) tiles[0] = e.tile;
     }
+    l.key = launchKey(members);
+    if (tuning) {
+      // Measured tiles replace the modeled ones only when they are still candidates here (a
+      // record made for another profile or compiler version may name tiles that no longer fit).
+      std::vector<std::vector<TileConfig>> cands = launchTileCandidates(members, device, tuning->candidates);
+      l.candidates = static_cast<int>(cands.size());
+      std::vector<TileConfig> chosen;
+      if (tuning->variant >= 0 && !cands.empty()) {
+        chosen = cands[std::min<size_t>(static_cast<size_t>(tuning->variant), cands.size() - 1)];
+      } else if (auto it = tuning->byKey.find(l.key); it != tuning->byKey.end()) {
+        for (size_t m = 0; m < members.size() && it->second.size() == members.size(); ++m) {
+          for (const TileConfig& c : tileCandidates(*members[m], device))
+            if (c.tileM == it->second[m].tileM && c.tileN == it->second[m].tileN &&
+                c.tileK == it->second[m].tileK && c.itemsPerThread == it->second[m].itemsPerThread &&
+                c.warps == it->second[m].warps) {
+              chosen.push_back(c);
+              break;
+            }
+        }
+        if (chosen.size() != members.size()) chosen.clear();
+      }
+      if (!chosen.empty()) {
+        tiles = chosen;
+        ++sum.tunedLaunches;
+        l.note += (l.note.empty() ? "" : "; ") +
+                  std::string(tuning->variant >= 0 ? fmt::format("tuning variant {}", tuning->variant)
+                                                   : "tiles measured by magnetoc tune");
+      }
+    }
+    l.tiles = tiles;
+    l.modeledUs = members.size() > 1 ? estimateJoint(members, device, tiles).latencyUs
+                                     : estimateKernel(*members[0], device, tiles[0]).latencyUs;
+    cx.scratchBytes = 0;
     for (size_t m = 0; m < members.size(); ++m) {
       cx.step = l.steps[m];
       cx.functorCounter = 0;
@@ -159,14 +247,54 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
         l.itemStep.push_back(l.steps[m]);
       }
     }
+    scratchBytes = std::max(scratchBytes, cx.scratchBytes);
   }
+  launches = splitPhases(std::move(launches));
 
   std::string functors, structs, kernels, fields, init, forward, table;
+  // Launches that run the same block programs with the same parameter types (the many convs of
+  // one tile shape) share one kernel and one argument struct: each kernel costs the device
+  // compiler a full inlining and register allocation (nvcc spends about a second per kernel and
+  // architecture), and identical kernels would only make the binary bigger.
+  std::map<std::string, int> kernelOf;  // signature -> the launch index whose kernel it is
+  // A contiguous run of launches of one `streams` group runs on side streams, one per member step
+  // (a step's several launches stay on one stream, in order), forked from and joined back to the
+  // handle's stream. Members of a group never depend on each other (ParallelAnalysis), and the
+  // run holds nothing else, so only the fork and the join order them against the rest.
+  int sideStreams = 0;
+  int openStreams = -1;          // the group of the open run, or -1
+  std::map<int, int> sideOfStep;  // step -> side stream in the open run
+  auto closeRun = [&] {
+    if (openStreams < 0) return;
+    forward += fmt::format("  MG_JOIN({});  // streams group #{} joins\n", sideOfStep.size(), openStreams);
+    openStreams = -1;
+    sideOfStep.clear();
+  };
   int index = 0;
-  for (const Launch& l : launches) {
+  for (size_t at = 0; at < launches.size(); ++at) {
+    const Launch& l = launches[at];
     if (l.items.empty()) continue;  // a step with nothing to do (all pieces empty)
+    if (l.streams != openStreams) {
+      closeRun();
+      if (l.streams >= 0) {  // open a run if at least two member steps follow one another
+        std::map<int, int> steps;
+        for (size_t b = at; b < launches.size() && launches[b].streams == l.streams; ++b)
+          for (int st : launches[b].steps) steps.emplace(st, static_cast<int>(steps.size()));
+        if (steps.size() > 1) {
+          openStreams = l.streams;
+          sideOfStep = steps;
+          sideStreams = std::max(sideStreams, static_cast<int>(steps.size()));
+          forward += fmt::format("  MG_FORK({});  // streams group #{}: its {} members run concurrently\n",
+                                 steps.size(), l.streams, steps.size());
+        }
+      }
+    }
     int li = index++;
     ++sum.launches;
+    sum.launchKeys.push_back(l.key);
+    sum.launchCandidates.push_back(l.candidates);
+    sum.launchModeledUs.push_back(l.modeledUs);
+    sum.launchTiles.push_back(l.tiles);
     if (l.group >= 0) ++sum.jointLaunches;
     int threads = 0;
     bool syncs = false;
@@ -176,23 +304,31 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     for (int s : l.steps) what += fmt::format("{}step {} {}", what.empty() ? "" : ", ", s, describeStep(*plan.steps[s]));
     std::string head = fmt::format("// launch {}: {}{}\n", li, what, l.note.empty() ? "" : "\n//   " + l.note);
 
-    structs += head + fmt::format("struct L{}Args {{\n", li);
-    for (size_t k = 0; k < l.items.size(); ++k)
-      structs += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
-    structs += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
-
-    kernels += head + fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
-                                  "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
-                                  threads, li, li);
-    for (size_t k = 0; k < l.items.size(); ++k) {
-      const GpuItem& it = l.items[k];
+    std::string signature = std::to_string(threads);
+    for (const GpuItem& it : l.items) signature += "|" + it.paramsType + "|" + it.program;
+    auto [seen, fresh] = kernelOf.emplace(signature, li);
+    int ki = seen->second;  // the kernel (and argument struct) this launch uses
+    for (const GpuItem& it : l.items)
       if (!it.functor.empty()) functors += it.functor;
-      std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
-      kernels += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
-    }
-    kernels += "}\n\n";
+    if (fresh) {
+      ++sum.kernels;
+      structs += head + fmt::format("struct L{}Args {{\n", li);
+      for (size_t k = 0; k < l.items.size(); ++k)
+        structs += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
+      structs += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
 
-    fields += fmt::format("  L{0}Args l{0};\n", li);
+      kernels += head + fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
+                                    "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
+                                    threads, li, li);
+      for (size_t k = 0; k < l.items.size(); ++k) {
+        const GpuItem& it = l.items[k];
+        std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
+        kernels += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+      }
+      kernels += "}\n\n";
+    }
+
+    fields += fmt::format("  L{}Args l{};{}\n", ki, li, fresh ? "" : fmt::format("  // runs kernel launch{}", ki));
     init += head;
     std::string smem = "0";
     for (size_t k = 0; k < l.items.size(); ++k) {
@@ -209,12 +345,18 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       init += fmt::format("  P.l{}.end[{}] = {}{}(p);\n}}\n", li, k, k == 0 ? "" : fmt::format("P.l{}.end[{}] + ", li, k - 1), it.blocks);
       smem = fmt::format("mgMax({}, {}())", smem, it.smem);
     }
-    table += fmt::format("    {{{}, {}, \"launch{}\"}},  // {}\n", threads, syncs ? "true" : "false", li, what);
+    table += fmt::format("    {{{}, {}, \"launch{}\"}},  // {}\n", threads, syncs ? "true" : "false", ki, what);
     init += fmt::format("m->launch[{0}].blocks = P.l{0}.end[{1}];\nm->launch[{0}].smem = {2};\n", li, l.items.size() - 1, smem);
     // Above 48 KiB of dynamic shared memory (the 128x128 tiles) a kernel must opt in, as on CUDA.
-    init += fmt::format("if (m->launch[{0}].smem > 48 * 1024 &&\n    mgFuncSetMaxDynamicSharedMemory(launch{0}, m->launch[{0}].smem) != mgSuccess)\n  return \"launch{0}\";\n", li);
-    forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, li, li);
+    init += fmt::format("if (m->launch[{0}].smem > 48 * 1024 &&\n    mgFuncSetMaxDynamicSharedMemory(launch{1}, m->launch[{0}].smem) != mgSuccess)\n  return \"launch{1}\";\n", li, ki);
+    if (openStreams >= 0)
+      forward += fmt::format("  MG_LAUNCH_STEP_ON({}, launch{}, &D->l{}, MG_SIDE({}));\n", li, ki, li,
+                             sideOfStep.at(l.steps.front()));
+    else
+      forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, ki, li);
   }
+  closeRun();
+  sum.sideStreams = sideStreams;
   if (sum.launches == 0) {
     fields = "  int64_t unused;\n";
   }
@@ -228,6 +370,8 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
   vars["LAUNCH_TABLE"] = table;
   vars["JOINT_LAUNCHES"] = std::to_string(sum.jointLaunches);
   vars["DEVICE_PROFILE"] = device.name;
+  vars["SCRATCH_BYTES"] = std::to_string(scratchBytes);
+  vars["SIDE_STREAMS"] = std::to_string(sideStreams);
   return sum;
 }
 

@@ -31,6 +31,8 @@ struct GpuItem {
   std::string functor;     // a struct definition the program names, or ""
   std::string init;        // statements filling `p` (a reference to the params), one per line
   std::string tile;        // for comments: "64x32 t128", "items4"
+  int phase = 0;           // a node's items run in launches ordered by phase: phase 1 starts after
+                           // every block of phase 0 is done (LSTM: projection GEMM, then the time loop)
 };
 
 // What lowering needs to know about the model's storage: the generated slot index of a value.
@@ -38,8 +40,14 @@ struct LowerContext {
   const std::map<const Value*, int>* slots = nullptr;
   int functorCounter = 0;  // functor names are F<step>_<k>: unique per package
   int step = 0;
+  int64_t scratchBytes = 0;  // scratch used by the launch being lowered (the emitter resets it)
 
   int slot(const Value* v) const { return slots->at(v); }
+  // "SCRATCH(off)": the device address of `bytes` bytes of temporary memory for the node being
+  // lowered, valid across its phases. Launches run one after another, so each launch (a step, or
+  // a joint group with all its phases) reuses the same scratch from offset 0; the members of one
+  // launch get disjoint ranges.
+  std::string scratch(int64_t bytes);
   // "S(12)": the device address of a value's bytes, as generated code spells it.
   std::string ptr(const Value* v) const;
   std::string typedPtr(const char* ctype, const Value* v, bool isConst) const;
@@ -57,6 +65,23 @@ std::vector<int64_t> contiguousStrides(const Dims& d);
 const char* ctypeOf(DType t);  // "float", "int64_t", ... or nullptr when the GPU target lacks it
 std::string floatLiteral(double v);
 std::string intList(const std::vector<int64_t>& v);  // "{1, 2, 3}"
+// A gemmBlock item with the cost model's GEMM tile (or the default); `init` left to the caller.
+GpuItem gemmItem(const TileConfig& tile);
+// Map items (lower_map.cpp): one operand of mgk::mapBlock, a strided view of a value, and the
+// item out[o] = functor(operands) over `dims`; functorHead(name) opens a generated functor's
+// struct and operator() (locals: in, idx, out, o), kFunctorTail closes it.
+struct MapOperand {
+  std::string ptr;               // "S(3)"
+  int64_t offset = 0;
+  std::vector<int64_t> strides;  // per output dim
+};
+GpuItem mapItem(const std::string& functorName, const std::string& functor, const Dims& dims,
+                const std::vector<MapOperand>& ins, const std::string& outPtr, int64_t outOffset,
+                const std::vector<int64_t>& outStrides, int items);
+std::string functorHead(const std::string& name);
+extern const char* const kFunctorTail;
+// Strides of `in` broadcast to `out` (numpy rules: right-aligned, extent-1 dims repeat).
+std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out);
 
 // Lowering per family (lower_map.cpp, lower_compute.cpp); each returns false when it does not
 // handle the node's kind, so that lowerNode can try the next.
@@ -64,6 +89,12 @@ bool lowerMapFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
                     Expected<std::vector<GpuItem>>& out);
 bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
                         Expected<std::vector<GpuItem>>& out);
+bool lowerRecurrentFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
+                          Expected<std::vector<GpuItem>>& out);  // lower_recurrent.cpp
+// lower_opset.cpp: the operators of opsets 18-21 and the element types that the other families
+// refuse (it claims a node only then, so lowerNode asks it first).
+bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
+                      Expected<std::vector<GpuItem>>& out);
 
 }  // namespace gpu
 }  // namespace magneto

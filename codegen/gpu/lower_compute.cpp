@@ -189,9 +189,7 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
       return unsupported("{}: MatMul batch broadcasting {} x {} (the cuda/hip targets need equal or absent batch dims)",
                          n.describe(), a->type().str(), b->type().str());
   }
-  Tile t = gemmTile(tile);
-  GpuItem it = item("gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams",
-                    t.threads, true, fmt::format("{}x{} t{}", t.m, t.n, t.threads));
+  GpuItem it = gemmItem(tile);
   const Value* res = n.kind() == "Gemm" ? nullptr : n.input(2);  // MatMul's residual operand
   it.init = fmt::format(
       "p.batch = {}; p.M = {}; p.N = {}; p.K = {};\n"
@@ -262,11 +260,10 @@ Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile
         return unsupported("{}: computed reduction axes on the cuda/hip targets", n.describe());
       axes = n.input(1)->constant().toInts();
     }
-    if (axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) != 0) {
-      // Nothing reduced: ReduceXxx is then elementwise-ish; only sum/mean/max/min are identity.
-      return unsupported("{}: noop_with_empty_axes on the cuda/hip targets", n.describe());
-    }
-    if (axes.empty()) reduced.assign(x->rank(), true);
+    // noop_with_empty_axes: nothing reduced; each output is its op over one element (|x| for
+    // L1, x^2 for SumSquare, ...), as the CPU computes it (redDims {1} below).
+    bool noop = axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) != 0;
+    if (axes.empty() && !noop) reduced.assign(x->rank(), true);
     for (int64_t a : axes) reduced[a < 0 ? a + x->rank() : a] = true;
   }
   std::vector<int64_t> xs = contiguousStrides(x->dims()), od, os, rd, rs;
@@ -309,10 +306,13 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
       if (const Value* v = n.input(i); v && v->type().numel() != len)
         return unsupported("{}: a broadcast LayerNormalization scale/bias on the cuda/hip targets", n.describe());
   } else {
-    if (axis != x->rank() - 1)
+    // Rows are contiguous when every dim after the axis is 1 (attention scores [B, S, 1], axis 1).
+    int64_t inner = 1;
+    for (int d = static_cast<int>(axis) + 1; d < x->rank(); ++d) inner *= x->dims()[d];
+    if (axis < 0 || axis >= x->rank() || inner != 1)
       return unsupported("{}: {} over axis {} of rank {} (the cuda/hip targets do the last axis)",
                          n.describe(), n.kind(), axis, x->rank());
-    len = x->dims().back();
+    len = x->dims()[axis];
   }
   int64_t rows = len > 0 ? x->type().numel() / len : 0;
   int op = n.kind() == "Softmax" ? 0 : n.kind() == "LogSoftmax" ? 1 : 2;
@@ -327,6 +327,12 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
 }
 
 }  // namespace
+
+GpuItem gemmItem(const TileConfig& tile) {
+  Tile t = gemmTile(tile);
+  return item("gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams", t.threads,
+              true, fmt::format("{}x{} t{}", t.m, t.n, t.threads));
+}
 
 bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
                         Expected<std::vector<GpuItem>>& out) {

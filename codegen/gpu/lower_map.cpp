@@ -18,13 +18,10 @@ namespace {
 
 constexpr int kMapThreads = 256;
 
-struct Operand {
-  std::string ptr;                // "S(3)"
-  int64_t offset = 0;
-  std::vector<int64_t> strides;   // per output dim
-};
+using Operand = MapOperand;
 
-// Strides of `in` broadcast to `out` (numpy rules: right-aligned, extent-1 dims repeat).
+}  // namespace
+
 std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out) {
   std::vector<int64_t> cs = contiguousStrides(in), s(out.size(), 0);
   size_t off = out.size() - in.size();
@@ -32,9 +29,10 @@ std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out) {
   return s;
 }
 
+namespace {
 int itemsFor(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
+}  // namespace
 
-// One map item: out[o] = functor(operands) over `dims`.
 GpuItem mapItem(const std::string& functorName, const std::string& functor, const Dims& dims,
                 const std::vector<Operand>& ins, const std::string& outPtr, int64_t outOffset,
                 const std::vector<int64_t>& outStrides, int items) {
@@ -70,7 +68,9 @@ std::string functorHead(const std::string& name) {
          " {\n  MG_DEVICE void operator()(const void* const* in, const int64_t* idx, void* out, "
          "int64_t o) const {\n";
 }
-const char* kFunctorTail = "  }\n};\n";
+const char* const kFunctorTail = "  }\n};\n";
+
+namespace {
 
 // Copy functor for elements of `bytes` bytes (dtype-agnostic).
 std::string copyFunctor(const std::string& name, size_t bytes) {

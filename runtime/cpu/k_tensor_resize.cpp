@@ -4,7 +4,8 @@
 // Resize is separable: every output coordinate along an axis maps to a source coordinate
 // (coordinate_transformation_mode) and from there to a few weighted source taps (nearest: 1,
 // linear: 2, cubic: 4). We build those tap lists per axis once and then sum over the product of
-// the taps for every output element. This follows the ONNX reference implementation
+// the taps for every output element (resizePlan, declared in k_tensor_shared.h: the GPU lowering
+// bakes the same tap lists into tables). This follows the ONNX reference implementation
 // (onnx/backend/test/case/node/resize.py) exactly, including its choices at exact integer source
 // coordinates (the tap on the left gets weight 0) and its edge padding (taps clamp to the border).
 //
@@ -35,15 +36,8 @@ using namespace tensor_util;
 
 namespace {
 
-struct Tap {
-  int64_t index;
-  double weight;
-};
-
-struct AxisPlan {
-  std::vector<std::vector<Tap>> taps;  // per output coordinate
-  std::vector<bool> outside;           // tf_crop_and_resize: coordinate maps outside the input
-};
+using Tap = ResizeTap;
+using AxisPlan = ResizeAxisPlan;
 
 enum class Mode { kNearest, kLinear, kCubic };
 
@@ -247,21 +241,53 @@ std::string resizeGeometry(const std::vector<int64_t>& in, const std::vector<int
   return "";
 }
 
+std::string resizePlan(const ResizeMode& m, const std::vector<int64_t>& in,
+                       const std::vector<int64_t>& out, const ResizeGeometry& geo,
+                       bool stretchedSizes, const std::vector<double>& roi,
+                       std::vector<ResizeAxisPlan>* plans) {
+  ResizeParams p;
+  if (m.mode == "nearest") p.mode = Mode::kNearest;
+  else if (m.mode == "linear" || m.mode == "bilinear" || m.mode == "trilinear") p.mode = Mode::kLinear;
+  else if (m.mode == "cubic" || m.mode == "bicubic") p.mode = Mode::kCubic;
+  else return "unknown mode '" + m.mode + "'";
+  p.coord = m.coord;
+  p.nearest = m.nearest;
+  p.cubicA = m.cubicA;
+  p.excludeOutside = m.excludeOutside;
+  p.antialias = m.antialias;
+  const int r = static_cast<int>(in.size());
+  if (out.size() != in.size()) return "result rank differs from the input's";
+  // roi: [starts..., ends...] of the listed axes; the others take the whole axis.
+  const size_t nAxes = geo.axes.size();
+  bool hasRoi = roi.size() == 2 * nAxes;
+  std::vector<double> roiStart(r, 0.0), roiEnd(r, 1.0);
+  for (size_t k = 0; hasRoi && k < nAxes; ++k) {
+    roiStart[geo.axes[k]] = roi[k];
+    roiEnd[geo.axes[k]] = roi[nAxes + k];
+  }
+  plans->assign(static_cast<size_t>(r), AxisPlan());
+  for (int d = 0; d < r; ++d) {
+    // Stretched sizes keep the exact ratio (as before opset 18); an empty axis resizes by 1.
+    double scale = stretchedSizes ? static_cast<double>(out[d]) / static_cast<double>(in[d])
+                                  : geo.scales[d];
+    if (in[d] == 0) scale = 1;
+    if (!(scale > 0)) return "scale " + std::to_string(scale) + " on axis " + std::to_string(d) + " is not positive";
+    (*plans)[d] = planAxis(p, in[d], out[d], scale, roiStart[d], roiEnd[d]);
+  }
+  return "";
+}
+
 MG_TENSOR_KERNEL(kResize) {
   const Tensor& x = in[0];
   const Tensor& y = out[0];
   int r = x.rank;
-  ResizeParams p;
-  std::string mode = a.s("mode", "nearest");
-  if (mode == "nearest") p.mode = Mode::kNearest;
-  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") p.mode = Mode::kLinear;
-  else if (mode == "cubic" || mode == "bicubic") p.mode = Mode::kCubic;
-  else return ctx.fail("Resize: unknown mode '%s'", mode.c_str());
-  p.coord = a.s("coordinate_transformation_mode", "half_pixel");
-  p.nearest = a.s("nearest_mode", "round_prefer_floor");
-  p.cubicA = a.f("cubic_coeff_a", -0.75f);
-  p.excludeOutside = a.i("exclude_outside", 0) != 0;
-  p.antialias = a.i("antialias", 0) != 0;
+  ResizeMode m;
+  m.mode = a.s("mode", "nearest");
+  m.coord = a.s("coordinate_transformation_mode", "half_pixel");
+  m.nearest = a.s("nearest_mode", "round_prefer_floor");
+  m.cubicA = a.f("cubic_coeff_a", -0.75f);
+  m.excludeOutside = a.i("exclude_outside", 0) != 0;
+  m.antialias = a.i("antialias", 0) != 0;
   double extrapolation = a.f("extrapolation_value", 0.f);
   bool hasSizes = nin > 3 && in[3].present() && in[3].numel() > 0;
   bool hasScales = nin > 2 && in[2].present() && in[2].numel() > 0;
@@ -283,30 +309,18 @@ MG_TENSOR_KERNEL(kResize) {
     if (geo.out[d] != y.dims[d])
       return ctx.fail("Resize: result extent %lld on axis %d, expected %lld",
                       static_cast<long long>(y.dims[d]), d, static_cast<long long>(geo.out[d]));
-  // roi: [starts..., ends...] of the listed axes; the others take the whole axis.
-  const int64_t nAxes = static_cast<int64_t>(geo.axes.size());
-  bool hasRoi = nin > 1 && in[1].present() && in[1].numel() == 2 * nAxes;
-  std::vector<double> roiStart(r, 0.0), roiEnd(r, 1.0);
-  for (int64_t k = 0; hasRoi && k < nAxes; ++k) {
-    roiStart[geo.axes[k]] = readF(in[1], k);
-    roiEnd[geo.axes[k]] = readF(in[1], nAxes + k);
-  }
+  std::vector<double> roi;
+  for (int64_t k = 0; nin > 1 && in[1].present() && k < in[1].numel(); ++k) roi.push_back(readF(in[1], k));
   if (x.numel() == 0 && y.numel() > 0) return ctx.fail("Resize: empty input, non-empty result");
-  std::vector<AxisPlan> plans(r);
-  for (int d = 0; d < r; ++d) {
-    // Stretched sizes keep the exact ratio (as before opset 18); an empty axis resizes by 1.
-    double scale = hasSizes && policy == "stretch"
-                       ? static_cast<double>(y.dims[d]) / static_cast<double>(x.dims[d])
-                       : geo.scales[d];
-    if (x.dims[d] == 0) scale = 1;
-    if (!(scale > 0)) return ctx.fail("Resize: scale %g on axis %d is not positive", scale, d);
-    plans[d] = planAxis(p, x.dims[d], y.dims[d], scale, roiStart[d], roiEnd[d]);
-  }
+  std::vector<AxisPlan> plans;
+  err = resizePlan(m, std::vector<int64_t>(x.dims, x.dims + r), std::vector<int64_t>(y.dims, y.dims + r),
+                   geo, hasSizes && policy == "stretch", roi, &plans);
+  if (!err.empty()) return ctx.fail("Resize: %s", err.c_str());
   int64_t xs[kMaxRank], c[kMaxRank];
   stridesOf(x, xs);
   size_t esz = elemSize(x);
   int64_t total = y.numel();
-  bool copyOnly = p.mode == Mode::kNearest;
+  bool copyOnly = m.mode == "nearest";
   std::vector<size_t> pos(r);
   for (int64_t i = 0; i < total; ++i) {
     unravel(i, y.dims, r, c);

@@ -46,4 +46,36 @@ std::string resizeGeometry(const std::vector<int64_t>& in, const std::vector<int
                            const std::vector<float>& scales, const std::vector<int64_t>& sizes,
                            const std::string& policy, ResizeGeometry* g);
 
+// Resize's interpolation as per-axis tap lists (k_tensor_resize.cpp explains the rules): output
+// coordinate x of axis d reads input indices taps[x][k].index with weights taps[x][k].weight, and
+// an output element is the sum over the product of its axes' taps, taken in odometer order (last
+// axis fastest). Nearest mode has exactly one tap of weight 1 per coordinate. The CPU kernel and
+// the GPU lowering (codegen/gpu, which bakes the lists into tables) both use these, so they pick
+// the same taps with the same weights.
+struct ResizeTap {
+  int64_t index;
+  double weight;
+};
+struct ResizeAxisPlan {
+  std::vector<std::vector<ResizeTap>> taps;  // per output coordinate (empty when outside)
+  std::vector<bool> outside;                 // tf_crop_and_resize: maps outside the input
+};
+// The attributes that shape the taps, with ONNX's defaults.
+struct ResizeMode {
+  std::string mode = "nearest";  // nearest, linear (bilinear, trilinear), cubic (bicubic)
+  std::string coord = "half_pixel";
+  std::string nearest = "round_prefer_floor";
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+  bool antialias = false;
+};
+// Plans every axis of a Resize from `in` to `out` extents. `geo` is resizeGeometry's result for
+// these operands, `stretchedSizes` whether they were sizes under the stretch policy (coordinates
+// then use out/in exactly), `roi` the roi operand's values (empty when absent). Returns "" on
+// success, else what is wrong.
+std::string resizePlan(const ResizeMode& m, const std::vector<int64_t>& in,
+                       const std::vector<int64_t>& out, const ResizeGeometry& geo,
+                       bool stretchedSizes, const std::vector<double>& roi,
+                       std::vector<ResizeAxisPlan>* plans);
+
 }  // namespace mgrt

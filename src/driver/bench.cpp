@@ -27,6 +27,10 @@ Expected<std::string> benchKey(const BenchOptions& o) {
                                  MAGNETO_VERSION, c.target, o.emulate, c.arch, c.device, c.name, c.weightsFile,
                                  c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);
   for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
+  if (!c.tuningFile.empty()) {  // the record's tiles decide the kernels
+    MG_ASSIGN_OR_RETURN(std::string record, readFile(c.tuningFile));
+    opts += "tuning=" + hashHex(hashString(record)) + ";";
+  }
   h = hashString(opts, h);
   return hashHex(h);
 }
@@ -70,6 +74,10 @@ Status benchModel(const BenchOptions& o) {
   std::vector<std::string> cmd = {runner, "--runs", std::to_string(o.runs), "--warmup",
                                   std::to_string(o.warmup), "--threads", std::to_string(o.threads),
                                   "--seed", "1"};
+  if (o.deviceTime) {
+    if (o.compile.target == "cpu") return badInput("--device-time is for --target cuda or hip");
+    cmd.push_back("--device-time");
+  }
   if (o.compile.weightsFile) {
     std::string name = o.compile.name.empty() ? packageNameFromPath(o.compile.model) : o.compile.name;
     cmd.insert(cmd.end(), {"--weights", (dir / "package" / (name + "_weights.bin")).string()});

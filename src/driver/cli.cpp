@@ -29,6 +29,7 @@ enum Scope : unsigned {
   kBench = 1u << 2,
   kReport = 1u << 3,
   kRegress = 1u << 4,
+  kTune = 1u << 5,
   kModel = kCompile | kCheck | kBench,  // flags that shape the compiled model
   kAll = kModel | kReport,
 };
@@ -43,12 +44,13 @@ struct Flag {
 };
 
 const Flag kFlags[] = {
-    {"--output", "-o", "OUT_DIR", kCompile, "folder to write the package to (created if needed)",
+    {"--output", "-o", "OUT_DIR", kCompile | kTune,
+     "compile: folder to write the package to (created if needed); tune: the record file (JSON)",
      "-o out/resnet"},
-    {"--target", nullptr, "T", kModel | kReport | kRegress,
+    {"--target", nullptr, "T", kModel | kReport | kRegress | kTune,
      "code generation target: cpu (default), cuda (NVIDIA, nvcc) or hip (AMD, hipcc)",
      "--target cpu"},
-    {"--arch", nullptr, "ARCH", kModel | kRegress,
+    {"--arch", nullptr, "ARCH", kModel | kRegress | kTune,
      "target architecture: for cpu the -march of check/bench builds (default native; the "
      "package's CMake has option NAME_NATIVE); for cuda the SM list (default sm_80,sm_90); for "
      "hip the offload archs (default gfx90a)",
@@ -56,18 +58,18 @@ const Flag kFlags[] = {
     {"--name", nullptr, "NAME", kModel,
      "package name, a C identifier prefixing every symbol (default: from the model's file name)",
      "--name resnet50"},
-    {"--shape", nullptr, "INPUT=DIMS", kModel | kReport,
+    {"--shape", nullptr, "INPUT=DIMS", kModel | kReport | kTune,
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
     {"--weights-file", nullptr, nullptr, kModel,
      "do not embed the weights: NAME_create(&m, PATH) loads NAME_weights.bin at run time",
      "--weights-file"},
-    {"--passes", nullptr, "LIST", kModel | kReport,
+    {"--passes", nullptr, "LIST", kModel | kReport | kTune,
      "run these passes (comma separated) instead of the target's default pipeline",
      "--passes fold,dce"},
-    {"--no-parallel-opt", nullptr, nullptr, kModel | kReport | kRegress,
+    {"--no-parallel-opt", nullptr, nullptr, kModel | kReport | kRegress | kTune,
      "leave out the parallel-branch optimizations of the default pipeline", "--no-parallel-opt"},
-    {"--device", nullptr, "PROFILE", kModel | kReport,
+    {"--device", nullptr, "PROFILE", kModel | kReport | kTune,
      "device profile of the cost model that picks tiles and joint kernels (name in devices/ or a "
      ".profile path; default: h200 for cuda, mi250x for hip, host for cpu)",
      "--device h100"},
@@ -81,7 +83,7 @@ const Flag kFlags[] = {
     {"--data", nullptr, "DIR", kCheck,
      "a test data folder with input_K.pb and output_K.pb (repeatable)",
      "--data model/test_data_set_0"},
-    {"--emulate", nullptr, nullptr, kCheck | kBench | kRegress,
+    {"--emulate", nullptr, nullptr, kCheck | kBench | kRegress | kTune,
      "build cuda/hip packages for the CPU emulation and run them there (no GPU needed; no effect "
      "for --target cpu)",
      "--emulate"},
@@ -91,9 +93,21 @@ const Flag kFlags[] = {
      "absolute tolerance (default 1e-4; regress: the model's meta.json, else 1e-4)", "--atol 1e-5"},
     {"--threads", nullptr, "N", kCheck | kBench | kRegress,
      "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
-    {"--runs", nullptr, "N", kBench, "timed runs (default 20)", "--runs 50"},
+    {"--device-time", nullptr, nullptr, kBench,
+     "cuda/hip: time the forward pass alone with device events (no host copies), as CUDA events "
+     "around a framework's forward do; without it a run includes copying inputs and outputs",
+     "--device-time"},
+    {"--runs", nullptr, "N", kBench | kTune, "timed runs (default 20; tune: per variant, median per launch)",
+     "--runs 50"},
+    {"--tuning", nullptr, "RECORD.json", kModel,
+     "cuda/hip: use the tiles magnetoc tune measured (per launch, where still valid); the cost "
+     "model picks the rest",
+     "--tuning tuned.json"},
+    {"--variants", nullptr, "K", kTune,
+     "tile-candidate ranks built and timed per launch (default 4; rank 0 is the cost model's choice)",
+     "--variants 3"},
     {"--warmup", nullptr, "N", kBench, "untimed runs first (default 3)", "--warmup 5"},
-    {"--work-dir", nullptr, "DIR", kCheck | kBench,
+    {"--work-dir", nullptr, "DIR", kCheck | kBench | kTune,
      "folder for packages and builds (check: default a temporary folder, removed unless -v; "
      "bench: default the cache folder, builds reused by model hash)",
      "--work-dir /tmp/mg"},
@@ -112,10 +126,10 @@ const Flag kFlags[] = {
      "--debug-only=parallel-analysis"},
     {"--verify-each", nullptr, nullptr, kAll,
      "run the IR verifier after every pass (always on in debug builds)", "--verify-each"},
-    {"--verbose", "-v", nullptr, kAll | kRegress, "more detail: import notes, commands run, per-run times",
+    {"--verbose", "-v", nullptr, kAll | kRegress | kTune, "more detail: import notes, commands run, per-run times",
      "-v"},
-    {"--quiet", "-q", nullptr, kAll | kRegress, "no progress lines on stderr", "-q"},
-    {"--help", "-h", nullptr, kAll | kRegress, "this help", "--help"},
+    {"--quiet", "-q", nullptr, kAll | kRegress | kTune, "no progress lines on stderr", "-q"},
+    {"--help", "-h", nullptr, kAll | kRegress | kTune, "this help", "--help"},
 };
 
 struct Command {
@@ -128,7 +142,8 @@ struct Command {
 const Command kCommands[] = {
     {"compile", kCompile,
      "magnetoc compile MODEL.onnx -o OUT_DIR [--target cpu|cuda|hip] [--arch ARCH] [--name NAME]\n"
-     "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]",
+     "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]\n"
+     "        [--device PROFILE] [--tuning RECORD.json]",
      "Compiles an ONNX model into a C library package: NAME.h, NAME.cpp, weights, runtime/,\n"
      "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
     {"check", kCheck,
@@ -149,6 +164,14 @@ const Command kCommands[] = {
      "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
      "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
      "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
+    {"tune", kTune,
+     "magnetoc tune MODEL.onnx --target cuda|hip -o RECORD.json [--arch ARCH] [--device PROFILE]\n"
+     "        [--variants K] [--runs N] [--emulate] [--work-dir DIR] [--no-parallel-opt]",
+     "Measured co-tuning: builds the model K times, variant k giving every kernel launch (joint\n"
+     "kernels included) its k-th tile candidate of the cost model, times each launch of each variant\n"
+     "on the GPU (device events between launches, median of N runs), and writes per launch the\n"
+     "fastest tiles to RECORD.json for 'magnetoc compile --tuning RECORD.json'. With --emulate it\n"
+     "runs on the CPU emulation: the mechanism works, the times are not GPU times."},
     {"regress", kRegress,
      "magnetoc regress DIR [--target T] [--emulate] [--junit FILE] [--jobs N] [--no-parallel-opt]\n"
      "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS]",
@@ -289,6 +312,7 @@ int runCommand(const Command& c, int argc, char** argv) {
   BenchOptions bo;
   ReportOptions ro;
   RegressOptions rg;
+  TuneOptions tu;
   bool threadsGiven = false;
   int threads = 1;
   for (const auto& [f, v] : p.flags) {
@@ -316,6 +340,11 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);
     else if (n == "--emulate") ck.emulate = bo.emulate = true;
+    else if (n == "--device-time") bo.deviceTime = true;
+    else if (n == "--tuning") co.tuningFile = v;
+    else if (n == "--variants") {
+      if (!parseCount(v, 1, tu.variants)) return usageError(c.name, "--variants expects a number >= 1, got '" + v + "'");
+    }
     else if (n == "--rtol" || n == "--atol") {
       double x;
       if (!parseNumber(v, x) || !(x >= 0)) return usageError(c.name, n + " expects a number >= 0, got '" + v + "'");
@@ -379,6 +408,17 @@ int runCommand(const Command& c, int argc, char** argv) {
     auto r = regressModels(rg);
     if (!r.ok()) return reportError(r.status());
     return r.value() ? 0 : 1;
+  }
+  if (cmd == "tune") {
+    tu.compile = co;
+    tu.output = co.outDir;
+    tu.emulate = ck.emulate;
+    tu.workDir = bo.workDir;
+    for (const auto& [f, v] : p.flags)
+      if (std::string(f->name) == "--runs") tu.runs = bo.runs;
+    if (tu.output.empty()) return usageError(c.name, "no record file: add -o RECORD.json");
+    Status s = tuneModel(tu);
+    return s.ok() ? 0 : reportError(s);
   }
   if (cmd == "check") {
     ck.compile = co;

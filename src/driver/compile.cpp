@@ -90,9 +90,30 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   po.device = ctx.device;
   if (g->inputs().size() == inputNames.size()) po.inputNames = inputNames;
   if (g->outputs().size() == outputNames.size()) po.outputNames = outputNames;
+  TuningChoice tuning;
+  if (!o.tuningFile.empty() || o.tuneVariant >= 0) {
+    if (!isGpuTarget(o.target))
+      return badInput("--tuning: tuning records are for --target cuda or hip (the {} target has no tiles)", o.target);
+    if (!o.tuningFile.empty()) {
+      MG_ASSIGN_OR_RETURN(TuningRecord rec, loadTuningRecord(o.tuningFile));
+      if (!rec.target.empty() && rec.target != o.target)
+        return badInput("--tuning {}: the record was measured for --target {}, this compile is --target {}",
+                        o.tuningFile, rec.target, o.target);
+      if (!rec.device.empty() && rec.device != ctx.device)
+        rep.progress(fmt::format("note: the tuning record was made with --device {}, this compile uses {}; "
+                                 "tiles that are not candidates on {} fall back to the cost model",
+                                 rec.device, ctx.device, ctx.device));
+      tuning = tuningChoiceFrom(rec);
+    }
+    tuning.variant = o.tuneVariant;
+    po.tuning = &tuning;
+  }
   auto written = writePackage(*g, plan, po, o.outDir);
   if (!written.ok()) return written.status().withContext(where);
   PackageSummary sum = std::move(written).value();
+  if (!o.tuningFile.empty())
+    rep.progress(fmt::format("tiles measured by magnetoc tune ({}) used for {} of {} launches; the "
+                             "cost model chose the rest", o.tuningFile, sum.tunedLaunches, sum.launches));
   rep.detail(fmt::format("{} steps ({} views aliased), arena {} bytes, weights {} bytes",
                          sum.steps, sum.aliasedViews, sum.arenaBytes, sum.weightsBytes));
 

@@ -44,6 +44,20 @@ __global__ void __launch_bounds__(T) mapK(mgk::MapParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::mapBlock<F, I, T>(p, blockIdx.x, smem);
 }
+template <int HM, int T>
+__global__ void __launch_bounds__(T) recurrentK(mgk::RecurrentParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::recurrentBlock<HM, T>(p, blockIdx.x, smem);
+}
+// The time loops of two recurrent nodes of one joint group (their second phase), as emitted.
+__global__ void __launch_bounds__(256) jointRecurrentK(mgk::RecurrentParams a, mgk::RecurrentParams c, int64_t b1) {
+  MG_DYNAMIC_SHARED(char, smem);
+  const int64_t b = blockIdx.x;
+  if (b < b1)
+    mgk::recurrentBlock<64, 64>(a, b, smem);
+  else
+    mgk::recurrentBlock<512, 256>(c, b - b1, smem);
+}
 // A functor with parameters, passed as an object.
 __global__ void __launch_bounds__(256) mapLeakyK(mgk::MapParams p, float alpha) {
   MG_DYNAMIC_SHARED(char, smem);
@@ -71,6 +85,9 @@ using CastF2B = mgk::Cast<float, bool>;
   X(32, 32, 128) X(64, 32, 128) X(32, 64, 128) X(64, 64, 128) X(128, 64, 256) X(64, 128, 256) \
   X(128, 128, 256) X(128, 16, 128) X(16, 128, 128)
 #define MG_MEMORY_TILES(X) X(1, 256) X(4, 256) X(16, 256)
+// recurrentBlock<HMAX, THREADS> as codegen/gpu/lower_recurrent.cpp picks them.
+#define MG_RECURRENT_TILES(X) \
+  X(64, 64) X(128, 128) X(256, 256) X(512, 256) X(1024, 256) X(2048, 256) X(4096, 256)
 
 #define MG_GEMM(BM, BN, T) (void*)&gemmK<BM, BN, T>, (void*)&convK<BM, BN, T>,
 #define MG_MEM(I, T)                                                                         \
@@ -78,13 +95,14 @@ using CastF2B = mgk::Cast<float, bool>;
       (void*)&reduceK<mgk::kReducePerBlock, I, T>, (void*)&rowK<I, T>,                        \
       (void*)&mapK<mgk::Copy<float>, I, T>,
 #define MG_MAP(F) (void*)&mapK<F, 4, 256>,
+#define MG_REC(HM, T) (void*)&recurrentK<HM, T>,
 
 }  // namespace
 
 // Taking each kernel's address instantiates it for the device.
 extern void* const kAllKernels[];
 void* const kAllKernels[] = {
-    MG_GEMM_TILES(MG_GEMM) MG_MEMORY_TILES(MG_MEM)
+    MG_GEMM_TILES(MG_GEMM) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
     MG_MAP(mgk::CopyBytes<1>) MG_MAP(mgk::CopyBytes<2>) MG_MAP(mgk::CopyBytes<4>)
     MG_MAP(mgk::CopyBytes<8>)
     MG_MAP(mgk::Unary<mgk::OpIdentity>) MG_MAP(mgk::Unary<mgk::OpRelu>)
@@ -111,7 +129,7 @@ void* const kAllKernels[] = {
     MG_MAP(mgk::Where<float>) MG_MAP(mgk::Where<int64_t>) MG_MAP(mgk::Where<uint8_t>)
     MG_MAP(CastF2I) MG_MAP(CastI2F) MG_MAP(CastF2B)
     MG_MAP(mgk::BatchNormInference) MG_MAP(mgk::ActF)
-    (void*)&mapLeakyK, (void*)&jointK};
+    (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
 
 // Host-side use of the Blocks / SmemBytes functions (the generator's package calls them when a
 // handle is created). External, so that it is compiled and kept.
@@ -119,4 +137,118 @@ int64_t kernelsHostCounts(const mgk::GemmParams& g, const mgk::ConvParams& c) {
   return mgk::gemmBlocks<128, 128, 256>(g) + mgk::convBlocks<32, 32, 128>(c) +
          mgk::depthwiseBlocks<4, 256>(c) + mgk::gemmSmemBytes<128, 128, 256>() +
          mgk::convSmemBytes<16, 128, 128>();
+}
+int64_t recurrentHostCounts(const mgk::RecurrentParams& p) {
+  return mgk::recurrentBlocks<4096, 256>(p) + mgk::recurrentSmemBytes<4096, 256>();
+}
+
+// ---- The opset 18-21 programs and helpers (mg_opset.cuh), for every element type the generator
+// (codegen/gpu/lower_opset*.cpp) instantiates them with, and the generated functors' shapes.
+namespace {
+
+template <typename T>
+__global__ void __launch_bounds__(256) scatterNDK(mgk::ScatterNDParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::scatterNDBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) scatterElementsK(mgk::ScatterElementsParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::scatterElementsBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) groupNormK(mgk::GroupNormParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::groupNormBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) col2imK(mgk::Col2ImParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::col2imBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) lpPoolK(mgk::LpPoolParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::lpPoolBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) deformConvK(mgk::DeformConvParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::deformConvBlock<T, 256>(p, blockIdx.x, smem);
+}
+
+// Functors shaped as lower_opset.cpp generates them.
+template <typename S, typename D>
+struct CastTo {  // Cast / CastLike
+  MG_DEVICE void operator()(const void* const* in, const int64_t* idx, void* out, int64_t o) const {
+    const S a0 = static_cast<const S*>(in[0])[idx[0]];
+    static_cast<D*>(out)[o] = mgk::convertTo<D>(a0);
+  }
+};
+template <typename T, int OP, bool IS_BOOL>
+struct ReduceTo {  // Reduce* on bool, integer and float64 tensors
+  MG_DEVICE void operator()(const void* const* in, const int64_t* idx, void* out, int64_t o) const {
+    const int64_t dims[] = {3, 4}, strides[] = {20, 1};
+    const T r = mgk::reduceTyped<T, OP>(static_cast<const T*>(in[0]) + idx[0], 2, dims, strides, 12);
+    static_cast<T*>(out)[o] = IS_BOOL ? T(r != 0) : r;
+  }
+};
+struct IsInfF {
+  MG_DEVICE void operator()(const void* const* in, const int64_t* idx, void* out, int64_t o) const {
+    const mgk::Half a0 = static_cast<const mgk::Half*>(in[0])[idx[0]];
+    const double v = double(mgk::loadValue(a0));
+    static_cast<uint8_t*>(out)[o] = fabs(v) == INFINITY && (v > 0 ? true : false);
+  }
+};
+// Resize: tap tables as constant device arrays, as lower_opset_compute.cpp emits them.
+__device__ const int32_t kRzFirst0[] = {0, 2, 4};
+__device__ const int64_t kRzOffset0[] = {0, 5, 5, 10};
+__device__ const double kRzWeight0[] = {0.25, 0.75, 0.5, 0.5};
+__device__ const int32_t kRzFirst1[] = {0, 1, 2, 2};
+__device__ const int64_t kRzOffset1[] = {0, 4};
+__device__ const double kRzWeight1[] = {1, 1};
+template <typename T, bool NEAREST>
+struct ResizeTo {
+  MG_DEVICE void operator()(const void* const* in, const int64_t* idx, void* out, int64_t o) const {
+    const mgk::ResizeAxisTable ax[2] = {{kRzFirst0, kRzOffset0, NEAREST ? nullptr : kRzWeight0, 2},
+                                        {kRzFirst1, kRzOffset1, NEAREST ? nullptr : kRzWeight1, 3}};
+    mgk::resizeElement<T, 2, NEAREST>(static_cast<const T*>(in[0]), static_cast<T*>(out), o, ax, 0.5);
+  }
+};
+
+#define MG_MAPV(...) (void*)&mapK<__VA_ARGS__, 4, 256>,
+#define MG_OPSET_TYPES(X) \
+  X(float) X(double) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t)
+#define MG_SCATTER(T) (void*)&scatterNDK<T>, (void*)&scatterElementsK<T>,
+#define MG_FLOATS(T) (void*)&groupNormK<T>, (void*)&col2imK<T>, (void*)&lpPoolK<T>, (void*)&deformConvK<T>,
+#define MG_REDUCE_OPS(T, B)                                                                      \
+  MG_MAPV(ReduceTo<T, mgk::kRedSum, B>) MG_MAPV(ReduceTo<T, mgk::kRedMean, B>)                \
+  MG_MAPV(ReduceTo<T, mgk::kRedMax, B>) MG_MAPV(ReduceTo<T, mgk::kRedMin, B>)                 \
+  MG_MAPV(ReduceTo<T, mgk::kRedProd, B>) MG_MAPV(ReduceTo<T, mgk::kRedL1, B>)                 \
+  MG_MAPV(ReduceTo<T, mgk::kRedL2, B>) MG_MAPV(ReduceTo<T, mgk::kRedLogSum, B>)               \
+  MG_MAPV(ReduceTo<T, mgk::kRedLogSumExp, B>) MG_MAPV(ReduceTo<T, mgk::kRedSumSquare, B>)
+
+}  // namespace
+
+extern void* const kOpsetKernels[];
+void* const kOpsetKernels[] = {
+    MG_OPSET_TYPES(MG_SCATTER) MG_FLOATS(float) MG_FLOATS(double)
+    MG_MAPV(CastTo<float, mgk::Half>) MG_MAPV(CastTo<mgk::Half, float>)
+    MG_MAPV(CastTo<float, mgk::BFloat16>) MG_MAPV(CastTo<mgk::BFloat16, double>)
+    MG_MAPV(CastTo<float, int32_t>) MG_MAPV(CastTo<double, uint64_t>) MG_MAPV(CastTo<float, mgk::Bool>)
+    MG_MAPV(CastTo<mgk::Bool, float>) MG_MAPV(CastTo<int16_t, float>) MG_MAPV(CastTo<float, int64_t>)
+    MG_REDUCE_OPS(int32_t, false) MG_REDUCE_OPS(int64_t, false) MG_REDUCE_OPS(uint64_t, false)
+    MG_REDUCE_OPS(int8_t, false) MG_REDUCE_OPS(double, false)
+    MG_MAPV(ReduceTo<uint8_t, mgk::kRedMax, true>) MG_MAPV(ReduceTo<uint8_t, mgk::kRedMin, true>)
+    MG_MAP(IsInfF)
+    MG_MAPV(ResizeTo<float, false>) MG_MAPV(ResizeTo<double, false>) MG_MAPV(ResizeTo<int32_t, false>)
+    MG_MAPV(ResizeTo<uint8_t, false>) MG_MAPV(ResizeTo<uint8_t, true>) MG_MAPV(ResizeTo<mgk::Half, true>)};
+
+int64_t opsetHostCounts(const mgk::ScatterNDParams& s, const mgk::ScatterElementsParams& e,
+                        const mgk::GroupNormParams& g, const mgk::Col2ImParams& c,
+                        const mgk::LpPoolParams& l, const mgk::DeformConvParams& d) {
+  return mgk::scatterNDBlocks<float, 256>(s) + mgk::scatterElementsBlocks<int64_t, 256>(e) +
+         mgk::groupNormBlocks<float, 256>(g) + mgk::groupNormSmemBytes<double, 256>() +
+         mgk::col2imBlocks<float, 256>(c) + mgk::lpPoolBlocks<double, 256>(l) +
+         mgk::deformConvBlocks<float, 256>(d) + mgk::scatterNDSmemBytes<int8_t, 256>();
 }

@@ -60,13 +60,13 @@ for i in "${!pids[@]}"; do
   fi
 done
 
-# Registers and spills of the GEMM, conv and joint kernels on sm_90 (docs/GPU_KERNELS.md).
+# Registers and spills of the GEMM, conv, recurrent and joint kernels on sm_90 (docs/GPU_KERNELS.md).
 if [ -n "$nvcc" ] && [ -f "$work/nvcc.log" ]; then
   awk '/Compiling entry function/ {
          name = $0; sub(/.*function ./, "", name); sub(/. for .*/, "", name)
          sm90 = ($0 ~ /sm_90/) }
        /spill stores/ { spill = $5 }
-       /Used [0-9]+ registers/ && sm90 && name ~ /(gemmK|convK|jointK)/ {
+       /Used [0-9]+ registers/ && sm90 && name ~ /(gemmK|convK|jointK|recurrentK|jointRecurrentK)/ {
          match($0, /Used [0-9]+/); print name, substr($0, RSTART + 5, RLENGTH - 5), spill }' \
     "$work/nvcc.log" | c++filt | sed 's/(anonymous namespace):://' |
     awk '{ spill = $NF; regs = $(NF-1); $NF = ""; $(NF-1) = "";

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Runs Magneto's opset 18-21 test set (issue #8) through `magnetoc check` on the CPU target.
+# Runs Magneto's opset 18-21 test set (issue #8) through `magnetoc check`, on the CPU target by
+# default, or on the cuda/hip targets (`--target cuda|hip --emulate`: the generated GPU code on the
+# CPU emulation of runtime/gpu; without --emulate the package is built with nvcc/hipcc and needs
+# that GPU).
 #
 #   tests/opset/run_opset_tests.sh [--magnetoc PATH] [--out DIR] [--jobs N] [--filter REGEX]
 #                                  [--timeout SECONDS] [--results FILE] [--regenerate]
+#                                  [--target cpu|cuda|hip] [--emulate]
 #
 # The set is generated into DIR (default build/opset_tests) by tests/opset/make_opset_tests.py,
 # with expected outputs from onnxruntime-node, when DIR is missing or was written by another
 # version of the generator (DIR/.stamp holds the checksum of the generator and of run_ort.js).
 # Every case runs
 #   magnetoc check DIR/NAME/model.onnx --data DIR/NAME/test_data_set_0 --work-dir TMP
+#                  [--target T] [--emulate]
 # under a timeout (default 120 s), N at a time (default 2). Prints one line per case
 # (`PASS NAME` or `FAIL NAME: first error line`), then exactly `N passed, M failed`.
-# RESULTS (default DIR/results.tsv): `NAME<TAB>pass|fail<TAB>reason`, read by
-# tools/conformance/gen_conformance.py. Logs of failures are kept in DIR/logs/. The runtime
-# library is cached in MAGNETO_CACHE_DIR (default: DIR's parent folder/cache, i.e. build/cache).
+# RESULTS (default DIR/results.tsv for the CPU target, DIR/results-T[-emulate].tsv otherwise, so
+# that one target's run never overwrites another's): `NAME<TAB>pass|fail<TAB>reason`, read by
+# tools/conformance/gen_conformance.py. Logs of failures are kept in DIR/logs/ (CPU) or
+# DIR/logs-T[-emulate]/. The runtime library is cached in MAGNETO_CACHE_DIR (default: DIR's
+# parent folder/cache, i.e. build/cache).
 #
 # Exit status: 0 when every case passes, 1 when one fails, 2 on a usage error, 77 (SKIPPED) when
 # node or onnxruntime-node is missing (scripts/setup.sh installs them).
@@ -29,8 +36,11 @@ if [ "${1:-}" = "--run-one" ]; then
   log="$OT_TMP/logs/$t.log"
   work="$OT_TMP/work/$t"
   mkdir -p "$work"
+  target_args=()
+  [ "$OT_TARGET" = cpu ] || target_args+=(--target "$OT_TARGET")
+  [ -z "$OT_EMULATE" ] || target_args+=(--emulate)
   rc="$( (timeout -k 5 "$OT_TIMEOUT" "$OT_MAGNETOC" check "$dir/model.onnx" \
-    --data "$dir/test_data_set_0" --work-dir "$work" >"$log" 2>&1 </dev/null; echo $?) 2>/dev/null )"
+    --data "$dir/test_data_set_0" --work-dir "$work" "${target_args[@]}" >"$log" 2>&1 </dev/null; echo $?) 2>/dev/null )"
   [[ "$rc" =~ ^[0-9]+$ ]] || rc=1
   # `check` prints one line per output: a zero exit with fewer lines is not a pass.
   n_out=$(find "$dir/test_data_set_0" -maxdepth 1 -name 'output_*.pb' | wc -l)
@@ -68,6 +78,8 @@ filter=""
 timeout_s=120
 results=""
 regenerate=""
+target=cpu
+emulate=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --magnetoc) magnetoc="$2"; shift 2 ;;
@@ -77,12 +89,21 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s="$2"; shift 2 ;;
     --results) results="$2"; shift 2 ;;
     --regenerate) regenerate=1; shift ;;
+    --target) target="$2"; shift 2 ;;
+    --emulate) emulate=1; shift ;;
     -h|--help) usage ;;
     *) echo "run_opset_tests: unknown argument '$1'" >&2; usage ;;
   esac
 done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run_opset_tests: --jobs must be a positive integer" >&2; exit 2; }
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || { echo "run_opset_tests: --timeout must be a positive integer" >&2; exit 2; }
+case "$target" in cpu|cuda|hip) ;; *) echo "run_opset_tests: --target must be cpu, cuda or hip" >&2; exit 2 ;; esac
+if [ -n "$emulate" ] && [ "$target" = cpu ]; then
+  echo "run_opset_tests: --emulate needs --target cuda or hip" >&2; exit 2
+fi
+# Results and logs per target, so that a GPU run never overwrites the CPU results.
+suffix=""
+[ "$target" = cpu ] || suffix="-$target${emulate:+-emulate}"
 case "$magnetoc" in /*) ;; */*) magnetoc="$(pwd)/$magnetoc" ;; esac
 if [ ! -x "$magnetoc" ]; then
   echo "run_opset_tests: magnetoc not found or not executable: $magnetoc" >&2
@@ -137,14 +158,16 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'echo "run_opset_tests: interrupted" >&2; exit 130' INT TERM
 mkdir -p "$tmp/results" "$tmp/logs" "$tmp/work"
 export OT_DIR="$out" OT_TMP="$tmp" OT_TIMEOUT="$timeout_s" OT_MAGNETOC="$magnetoc"
+export OT_TARGET="$target" OT_EMULATE="$emulate"
 self="$here/$(basename "${BASH_SOURCE[0]}")"
-echo "run_opset_tests: ${#cases[@]} cases, $jobs jobs, magnetoc=$magnetoc, MAGNETO_CACHE_DIR=$MAGNETO_CACHE_DIR"
+echo "run_opset_tests: ${#cases[@]} cases, $jobs jobs, target $target${emulate:+ (emulated)}, magnetoc=$magnetoc, MAGNETO_CACHE_DIR=$MAGNETO_CACHE_DIR"
 # The first case alone with a long timeout: it may build the runtime library into the cache.
 OT_TIMEOUT=1800 bash "$self" --run-one "${cases[0]}"
 printf '%s\n' "${cases[@]:1}" | xargs -r -P "$jobs" -n 1 bash "$self" --run-one
 
-[ -n "$results" ] || results="$out/results.tsv"
-rm -rf "$out/logs"
+[ -n "$results" ] || results="$out/results$suffix.tsv"
+logs="$out/logs$suffix"
+rm -rf "$logs"
 : >"$results.tmp"
 n_pass=0; n_fail=0
 for t in "${cases[@]}"; do
@@ -157,12 +180,12 @@ for t in "${cases[@]}"; do
   else
     n_fail=$((n_fail + 1))
     echo "FAIL $t: $msg"
-    mkdir -p "$out/logs"
-    [ -f "$tmp/logs/$t.log" ] && cp "$tmp/logs/$t.log" "$out/logs/$t.log"
+    mkdir -p "$logs"
+    [ -f "$tmp/logs/$t.log" ] && cp "$tmp/logs/$t.log" "$logs/$t.log"
   fi
   cat "$r" >>"$results.tmp"
 done
 mv "$results.tmp" "$results"
-[ "$n_fail" -eq 0 ] || echo "logs of failures: $out/logs"
+[ "$n_fail" -eq 0 ] || echo "logs of failures: $logs"
 echo "$n_pass passed, $n_fail failed"
 [ "$n_fail" -eq 0 ]

@@ -4,7 +4,8 @@
     /usr/bin/python3 tools/conformance/gen_conformance.py build/backend_results.tsv \
         [-o docs/CONFORMANCE.md] [--data-root /usr/share/libonnx-testdata/data/node] \
         [--known tests/e2e/backend_known_failures.txt] \
-        [--opset-results build/opset_tests/results.tsv]
+        [--opset-results build/opset_tests/results.tsv] \
+        [--opset-target-results 'cuda --emulate=build/opset_tests/results-cuda-emulate.tsv']...
 
 results.tsv lines: `test<TAB>pass|fail|known|skip<TAB>first error line or reason`.
 The operators of a test are read from its model.onnx (node op types, subgraphs included), not
@@ -17,6 +18,8 @@ The section "Opsets 18 to 21" comes from Magneto's own test set for those opsets
 tests/opset/make_opset_tests.py (imported; its OP_VERSIONS and UNSUPPORTED tables say which
 operator versions each case runs and which are not supported) and, when the file exists, the
 results.tsv that tests/opset/run_opset_tests.sh writes (`case<TAB>pass|fail<TAB>reason`).
+Each --opset-target-results LABEL=FILE adds a result column for another target's run of the same
+set (run_opset_tests.sh --target cuda --emulate writes results-cuda-emulate.tsv), headed LABEL.
 """
 import argparse
 import collections
@@ -103,20 +106,29 @@ def read_results(path):
     return res
 
 
-def opset_section(w, results_path, rel):
-    """The section "Opsets 18 to 21": opsets, then every operator version above 17 with its cases."""
+def opset_section(w, results_path, rel, targets=()):
+    """The section "Opsets 18 to 21": opsets, then every operator version above 17 with its cases.
+    `targets`: (label, results path) of other targets' runs, one more result column each."""
     mod = load_opset_tests()
     cases = mod.build_cases()
     res = read_results(results_path)
+    extra = [(label, read_results(path), path) for label, path in targets]
     first, last = 18, 21
 
-    def verdict(names):
-        if not res:
+    def verdict(names, r=None):
+        r = res if r is None else r
+        if not r:
             return "not run"
-        ran = [n for n in names if n in res]
-        passed = sum(1 for n in ran if res[n] == "pass")
+        ran = [n for n in names if n in r]
+        passed = sum(1 for n in ran if r[n] == "pass")
         missing = len(names) - len(ran)
         return f"{passed}/{len(names)} pass" + (f" ({missing} not run)" if missing else "")
+
+    def verdicts(names):
+        return " | ".join([verdict(names)] + [verdict(names, r) for _, r, _ in extra])
+
+    heads = "".join(f" {label} |" for label, _, _ in extra)
+    dashes = "---|" * len(extra)
 
     w("## Opsets 18 to 21")
     w("")
@@ -135,20 +147,31 @@ def opset_section(w, results_path, rel):
         w("")
         w("No results of `tests/opset/run_opset_tests.sh` were given when this page was generated: "
           "the result columns say `not run`.")
+    for label, r, path in extra:
+        counts = collections.Counter(r.get(c.name, "not run") for c in cases)
+        when = (datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+                .strftime("%Y-%m-%d") if os.path.exists(path) else "never")
+        failed = [c.name for c in cases if r.get(c.name) == "fail"]
+        w("")
+        w(f"Column `{label}`: the same cases through `magnetoc check --target {label}` "
+          f"(`tests/opset/run_opset_tests.sh --target {label}`), results from "
+          f"`{rel(os.path.abspath(path))}` of {when}: {counts['pass']} passed, {counts['fail']} failed"
+          + (f", {counts['not run']} not run" if counts["not run"] else "") + "."
+          + (f" Failing: {', '.join(failed)}." if failed else ""))
     w("")
-    w("| opset | cases declaring it | result |")
-    w("|---|---|---|")
+    w("| opset | cases declaring it | result |" + heads)
+    w("|---|---|---|" + dashes)
     for v in range(first, last + 1):
         names = [c.name for c in cases if c.opset == v]
-        w(f"| {v} | {len(names)} | {verdict(names)} |")
+        w(f"| {v} | {len(names)} | {verdicts(names)} |")
     w("")
     w("### Operator versions above 17")
     w("")
     w("Every operator version that ONNX introduced in opsets 18 to 21, the opsets that run it, and the "
       "cases whose model runs it (a model of opset V runs the newest version <= V).")
     w("")
-    w("| operator version | opsets | cases | result |")
-    w("|---|---|---|---|")
+    w("| operator version | opsets | cases | result |" + heads)
+    w("|---|---|---|---|" + dashes)
     rows = []
     for op, versions in mod.OP_VERSIONS.items():
         for i, v in enumerate(versions):
@@ -164,11 +187,11 @@ def opset_section(w, results_path, rel):
     for op, v, upto, names, reason in sorted(rows, key=lambda r: (r[0].lower(), r[1])):
         span = f"{v}" if v == upto else f"{v}-{upto}"
         if reason:
-            w(f"| {op}-{v} | {span} | - | not supported: {md_escape(reason)} |")
+            w(f"| {op}-{v} | {span} | - | not supported: {md_escape(reason)} |" + " - |" * len(extra))
         elif not names:
-            w(f"| {op}-{v} | {span} | - | NO CASE |")
+            w(f"| {op}-{v} | {span} | - | NO CASE |" + " - |" * len(extra))
         else:
-            w(f"| {op}-{v} | {span} | {', '.join(names)} | {verdict(names)} |")
+            w(f"| {op}-{v} | {span} | {', '.join(names)} | {verdicts(names)} |")
     older = sorted({cv for c in cases for cv in c.covers()
                     if int(cv.rsplit("-", 1)[1]) < first}, key=str.lower)
     w("")
@@ -176,10 +199,10 @@ def opset_section(w, results_path, rel):
     w("")
     w("### Cases")
     w("")
-    w("| case | opset | operator versions | what it checks | result |")
-    w("|---|---|---|---|---|")
+    w("| case | opset | operator versions | what it checks | result |" + heads)
+    w("|---|---|---|---|---|" + dashes)
     for c in cases:
-        r = res.get(c.name, "not run") if res else "not run"
+        r = " | ".join(x.get(c.name, "not run") if x else "not run" for x in [res] + [e[1] for e in extra])
         w(f"| {c.name} | {c.opset} | {', '.join(c.covers())} | {md_escape(c.doc)} | {r} |")
     w("")
 
@@ -192,6 +215,9 @@ def main():
     ap.add_argument("--known", default=os.path.join(ROOT, "tests", "e2e", "backend_known_failures.txt"))
     ap.add_argument("--opset-results", default=os.path.join(ROOT, "build", "opset_tests", "results.tsv"),
                     help="results.tsv of tests/opset/run_opset_tests.sh (optional)")
+    ap.add_argument("--opset-target-results", action="append", default=[], metavar="LABEL=FILE",
+                    help="another target's results of the same set, e.g. 'cuda --emulate="
+                         "build/opset_tests/results-cuda-emulate.tsv' (repeatable)")
     a = ap.parse_args()
 
     rows = []
@@ -267,7 +293,14 @@ def main():
         c = per_op[op]
         w(f"| {md_escape(op)} | {frac(c['single'])} | {frac(c['all'])} | {c['all']['skip'] or ''} |")
     w("")
-    opset_section(w, a.opset_results, rel)
+    targets = []
+    for spec in a.opset_target_results:
+        label, sep, path = spec.rpartition("=")
+        if not sep or not label:
+            print(f"gen_conformance: --opset-target-results wants LABEL=FILE, got '{spec}'", file=sys.stderr)
+            return 2
+        targets.append((label, path))
+    opset_section(w, a.opset_results, rel, targets)
     w("## Every test")
     w("")
     w("| test | operators | result | reason |")

@@ -21,6 +21,7 @@
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
 #include "magneto/target/device_profile.h"
+#include "magneto/target/tuning.h"
 
 namespace magneto {
 
@@ -28,16 +29,28 @@ struct GpuEmitSummary {
   int launches = 0;       // kernels per forward pass
   int jointLaunches = 0;  // of which joint kernels of parallel groups
   int kernels = 0;        // distinct __global__ functions (launches of the same programs share one)
+  int sideStreams = 0;    // streams for the members of `streams` groups (0: one stream)
+  int tunedLaunches = 0;  // launches whose tiles came from a tuning record or a forced variant
+  // Per generated launch, for tune: the key (launchKey) of the plan launch it comes from (a
+  // recurrent node's phases share one), that launch's candidate count and modeled latency.
+  std::vector<std::string> launchKeys;
+  std::vector<int> launchCandidates;
+  std::vector<double> launchModeledUs;  // the cost model's latency of the tiles used
+  std::vector<std::vector<TileConfig>> launchTiles;  // the tiles used, per member
   int steps = 0;
 };
 
 // Fills the GPU template's keys (FUNCTORS, LAUNCH_STRUCTS, KERNELS, PARAMS_FIELDS, INIT_PARAMS,
 // FORWARD, NUM_LAUNCHES, LAUNCH_TABLE) plus the slot/port/copy tables that the CPU emitter
 // writes (the host side of both packages reads them the same way).
+// `tuning`: measured tiles (compile --tuning) or a forced candidate rank (tune's variants); null:
+// the cost model's tiles. Launches whose recorded tiles are no longer candidates on `device` fall
+// back to the cost model (GpuEmitSummary::tunedLaunches counts those that did not).
 Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                         const DeviceProfile& device, TemplateVars& vars,
                                         const std::vector<std::string>& inputNames = {},
-                                        const std::vector<std::string>& outputNames = {});
+                                        const std::vector<std::string>& outputNames = {},
+                                        const TuningChoice* tuning = nullptr);
 
 // The first step of `plan` that the GPU targets cannot lower, as an error naming the node; ok
 // when every step can be lowered.

@@ -18,6 +18,7 @@
 #include "magneto/codegen/memory_plan.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
+#include "magneto/target/tuning.h"
 
 namespace magneto {
 
@@ -32,6 +33,9 @@ struct PackageOptions {
   // The model's input and output names, by position (passes may rename the values that carry
   // them; the package's interface keeps the ONNX names). Empty: the values' names.
   std::vector<std::string> inputNames, outputNames;
+  // cuda/hip: measured tiles (compile --tuning) or a forced candidate rank (tune); null: the
+  // cost model's tiles.
+  const TuningChoice* tuning = nullptr;
 };
 
 struct PackageSummary {
@@ -42,6 +46,11 @@ struct PackageSummary {
   uint64_t weightsChecksum = 0;
   int launches = 0, jointLaunches = 0;  // GPU targets: kernels per run, joint ones among them
   int kernels = 0;                      // GPU targets: distinct __global__ functions
+  int tunedLaunches = 0;                // GPU targets: launches with measured/forced tiles
+  std::vector<std::string> launchKeys;  // GPU targets, per launch (see GpuEmitSummary)
+  std::vector<int> launchCandidates;
+  std::vector<double> launchModeledUs;
+  std::vector<std::vector<TileConfig>> launchTiles;
   std::vector<std::string> files;  // written (or unchanged) files, relative to the folder
 };
 

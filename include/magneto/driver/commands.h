@@ -41,6 +41,8 @@ struct CompileOptions {
   bool passesGiven = false;
   bool parallelOpt = true;
   bool build = false;
+  std::string tuningFile;  // cuda/hip: a record from magnetoc tune ("" = the cost model's tiles)
+  int tuneVariant = -1;    // tune's builds: every launch takes its candidate of this rank
   CommonOptions common;
 };
 
@@ -76,11 +78,25 @@ struct BenchOptions {
   int runs = 20;
   int warmup = 3;
   bool emulate = false;  // cuda/hip: time the CPU emulation (a plumbing test, not a GPU figure)
+  bool deviceTime = false;  // cuda/hip: time the forward pass alone with device events
   std::string workDir;  // "" = <cache>/bench
 };
 
 // Prints latencies; median_ms=X is the last line on stdout.
 Status benchModel(const BenchOptions& opts);
+
+struct TuneOptions {
+  CompileOptions compile;  // target cuda or hip; outDir unused
+  std::string output;      // -o RECORD.json
+  int variants = 4;        // candidate ranks built and timed
+  int runs = 20;           // profiled forward passes per variant (median per launch)
+  bool emulate = false;    // time the CPU emulation: the plumbing works, the figures mean nothing
+  std::string workDir;     // "" = a temporary folder, removed afterwards (kept with -v)
+};
+
+// Builds the model once per tile-candidate rank, times every launch of each, and writes the
+// fastest tiles per launch to a record for compile --tuning (include/magneto/target/tuning.h).
+Status tuneModel(const TuneOptions& opts);
 
 }  // namespace driver
 }  // namespace magneto

@@ -16,3 +16,5 @@
 #include "mg_pool.cuh"
 #include "mg_reduce.cuh"
 #include "mg_rows.cuh"
+#include "mg_opset.cuh"
+#include "mg_recurrent.cuh"

@@ -147,4 +147,44 @@ struct RowParams {
   float* y;
 };
 
+// ---- recurrent: the time loop of LSTM, GRU and RNN, one (direction, batch row) per block -------
+// ONNX semantics as the CPU runtime's runtime/cpu/k_recurrent.cpp (mg_recurrent.cuh says how).
+// The input projection is done before, by a GEMM (phase 0 of the node): gx holds, per direction
+// d and row r of X ((t, b) at row t*gxRowT + b*gxRowB), the G*hidden values W x + Wb at
+// gx[d*gxDir + r*G*hidden + q]. rt is R transposed, [dirs][hidden][G*hidden]. Gate order per
+// ONNX: LSTM i, o, f, c; GRU z, r, h. States (d, b, j) live at d*stateD + b*stateB + j, Y's
+// (t, d, b, j) at t*yT + d*yD + b*yB + j (layout 0 or 1 is only other strides).
+enum RnnCell : int32_t { kRnnLstm = 0, kRnnGru = 1, kRnnPlain = 2 };
+// The activation functions of the recurrent ops, numbered as the CPU runtime's mgrt::RnnAct.
+enum RnnActCode : int32_t {
+  kRnnSigmoid = 1, kRnnTanh, kRnnRelu, kRnnHardSigmoid, kRnnLeakyRelu, kRnnScaledTanh,
+  kRnnAffine, kRnnThresholdedRelu, kRnnElu, kRnnSoftsign, kRnnSoftplus,
+};
+struct RecurrentParams {
+  int32_t cell;               // RnnCell
+  int32_t dirs;               // 1 or 2 (bidirectional: direction 1 runs backwards)
+  int32_t reverse;            // direction 0 runs backwards ("reverse")
+  int32_t linearBeforeReset;  // GRU
+  int32_t inputForget;        // LSTM: f = 1 - i
+  int64_t seq, batch, hidden;
+  const float* gx;
+  int64_t gxDir, gxRowT, gxRowB;
+  const float* rt;
+  const float* rb;            // Rb: [dirs][G*hidden] at rb + d*rbDir, or null
+  int64_t rbDir;
+  const float* peep;          // LSTM P: [dirs][3*hidden] (i, o, f), or null
+  const int32_t* lens32;      // sequence_lens, int32 or int64, or both null (every row is seq long)
+  const int64_t* lens64;
+  const float* h0;            // initial_h, initial_c, or null (zeros)
+  const float* c0;
+  float* y;                   // Y (zero past a row's length), Y_h, Y_c, each or null
+  float* yh;
+  float* yc;
+  int64_t yT, yD, yB;
+  int64_t stateD, stateB;
+  int32_t act[2][3];          // per direction: f, g, h (LSTM), f, g (GRU), f (RNN)
+  float actAlpha[2][3], actBeta[2][3];
+  float clip;                 // activations' inputs are clamped to [-clip, clip]; INFINITY: none
+};
+
 }  // namespace mgk

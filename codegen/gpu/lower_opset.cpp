@@ -1,0 +1,261 @@
+// GPU lowering of the operators that opsets 18 to 21 brought (tests/opset's set, issue #8) and of
+// the element types that the float32 families of lower_map.cpp / lower_compute.cpp refuse. This
+// file holds the dispatcher and the ops that are generated map functors; lower_opset_compute.cpp
+// the ones with block programs of their own (lower_opset.h lists both).
+//
+// What it claims, so that lowerNode can ask it first without taking anything from the others:
+//   Cast, CastLike                      every type pair; mgk::convertTo, the CPU's ew::convert
+//                                       (saturating float -> integer, NaN -> 0, float16 and
+//                                       bfloat16 rounded to nearest even)
+//   BitwiseAnd/Or/Xor/Not, BitShift     integer types, numpy broadcasting
+//   IsNaN, IsInf                        float types
+//   unary math on float64               Mish, Exp, Tanh, ... with the CPU's formulas in double
+//   Reduce* on bool, integers, float64  mgk::reduceTyped (wrapping integer sums, double sums)
+//   CenterCropPad                       a copy with a shift per axis, zeros where it pads
+//   Resize, ScatterND, ScatterElements, Scatter, GroupNormalization, Col2Im, LpPool, DeformConv
+//                                       lower_opset_compute.cpp
+// Why the results equal the CPU target's: every functor and program computes the CPU runtime's
+// formula (runtime/cpu, named at each one) in the same precision; where the CPU accumulates in
+// double, so do they. The cases of tests/opset run through both targets
+// (tests/opset/run_opset_tests.sh --target cuda --emulate) and compare with onnxruntime.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lower_opset.h"
+
+namespace magneto {
+namespace gpu {
+namespace opset {
+
+const char* storageType(DType t) {
+  switch (t) {
+    case DType::kBool: return "mgk::Bool";
+    case DType::kF16: return "mgk::Half";
+    case DType::kBF16: return "mgk::BFloat16";
+    default: return ctypeOf(t);
+  }
+}
+
+std::string nextName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
+
+GpuItem programItem(const std::string& family, const std::string& args,
+                    const std::string& paramsType, int threads, bool syncs, const std::string& tile) {
+  GpuItem it;
+  it.paramsType = paramsType;
+  it.program = "mgk::" + family + "Block<" + args + ">";
+  it.blocks = "mgk::" + family + "Blocks<" + args + ">";
+  it.smem = "mgk::" + family + "SmemBytes<" + args + ">";
+  it.threads = threads;
+  it.syncs = syncs;
+  it.tile = tile;
+  return it;
+}
+
+std::string doubleList(const std::vector<double>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.17g}", v[i]);
+  return s + "}";
+}
+
+namespace {
+
+int itemsOf(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
+
+
+// A map item over the output's index space whose functor loads operands `ins` (broadcast to the
+// output) into locals a0, a1, ... of their storage types and then runs `body`.
+Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<const Value*>& ins,
+                                           const std::string& body, const TileConfig& tile,
+                                           LowerContext& cx) {
+  const Value* y = n.output(0);
+  std::string name = nextName(cx), f = functorHead(name);
+  std::vector<MapOperand> ops;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const char* t = storageType(ins[k]->dtype());
+    if (!t)
+      return unsupported("{}: operand {} of type {} on the cuda/hip targets", n.describe(), k,
+                         dtypeName(ins[k]->dtype()));
+    f += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", t, k);
+    ops.push_back({cx.ptr(ins[k]), 0, broadcastStrides(ins[k]->dims(), y->dims())});
+  }
+  f += body + kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsOf(tile))};
+}
+
+std::string store(const Value* y, const std::string& expr) {
+  return fmt::format("    static_cast<{}*>(out)[o] = {};\n", storageType(y->dtype()), expr);
+}
+
+// ---- Cast, CastLike: runtime/cpu/k_elementwise_binary.cpp castTo ----------------------------
+Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  const char* to = storageType(y->dtype());
+  if (!to) return unsupported("{}: {} to {} on the cuda/hip targets", n.describe(), n.kind(), dtypeName(y->dtype()));
+  return elementwise(n, {x}, store(y, fmt::format("mgk::convertTo<{}>(a0)", to)), tile, cx);
+}
+
+// ---- Bitwise ops, BitShift: k_elementwise.cpp BitwiseNotOp, k_elementwise_binary.cpp MG_BITS ----
+Expected<std::vector<GpuItem>> lowerBitwise(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const std::string& k = n.kind();
+  const Value* y = n.output(0);
+  DType t = n.input(0)->dtype();
+  bool unsignedOnly = k == "BitShift";
+  bool isUnsigned = t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
+  if (!isInteger(t) || (unsignedOnly && !isUnsigned))
+    return unsupported("{}: {} on {}", n.describe(), k, dtypeName(t));
+  const char* c = ctypeOf(t);
+  if (k == "BitwiseNot") return elementwise(n, {n.input(0)}, store(y, fmt::format("static_cast<{}>(~a0)", c)), tile, cx);
+  std::string expr;
+  if (k == "BitShift") {
+    // Shifts by the bit width or more give 0 (the CPU's BitShiftOp; C++ leaves them undefined).
+    bool left = n.attrs().getString("direction", "") == "LEFT";
+    expr = fmt::format("a1 >= sizeof({0}) * 8 ? {0}(0) : static_cast<{0}>({1})", c,
+                       left ? "uint64_t(a0) << a1" : "a0 >> a1");
+  } else {
+    const char* op = k == "BitwiseAnd" ? "&" : k == "BitwiseOr" ? "|" : "^";
+    expr = fmt::format("static_cast<{}>(a0 {} a1)", c, op);
+  }
+  return elementwise(n, {n.input(0), n.input(1)}, store(y, expr), tile, cx);
+}
+
+// ---- IsNaN, IsInf: k_elementwise.cpp IsNaNOp, IsInfOp ----------------------------------------
+Expected<std::vector<GpuItem>> lowerIsNanInf(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  DType t = n.input(0)->dtype();
+  if (!isFloat(t)) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(t));
+  std::string body = "    const double v = double(mgk::loadValue(a0));\n";
+  if (n.kind() == "IsNaN") {
+    body += "    static_cast<uint8_t*>(out)[o] = v != v;\n";
+  } else {
+    bool neg = n.attrs().getInt("detect_negative", 1) != 0, pos = n.attrs().getInt("detect_positive", 1) != 0;
+    body += fmt::format("    static_cast<uint8_t*>(out)[o] = fabs(v) == INFINITY && (v > 0 ? {} : {});\n",
+                        pos ? "true" : "false", neg ? "true" : "false");
+  }
+  return elementwise(n, {n.input(0)}, body, tile, cx);
+}
+
+// ---- unary math on float64: k_elementwise.cpp's formulas with C = double ----------------------
+std::string f64UnaryExpr(const std::string& k) {
+  static const std::pair<const char*, const char*> kExprs[] = {
+      {"Floor", "floor(x)"}, {"Ceil", "ceil(x)"}, {"Round", "rint(x)"}, {"Sqrt", "sqrt(x)"},
+      {"Reciprocal", "1.0 / x"}, {"Exp", "exp(x)"}, {"Log", "log(x)"}, {"Sin", "sin(x)"},
+      {"Cos", "cos(x)"}, {"Tan", "tan(x)"}, {"Asin", "asin(x)"}, {"Acos", "acos(x)"},
+      {"Atan", "atan(x)"}, {"Sinh", "sinh(x)"}, {"Cosh", "cosh(x)"}, {"Asinh", "asinh(x)"},
+      {"Acosh", "acosh(x)"}, {"Atanh", "atanh(x)"}, {"Erf", "erf(x)"},
+      {"Sigmoid", "1.0 / (1.0 + exp(-x))"}, {"Tanh", "tanh(x)"},
+      {"Softplus", "x > 20.0 ? x : log1p(exp(x))"}, {"Softsign", "x / (1.0 + fabs(x))"},
+      {"Mish", "x * tanh(x > 20.0 ? x : log1p(exp(x)))"},
+      {"HardSwish", "x * fmin(1.0, fmax(0.0, x / 6.0 + 0.5))"}, {"Abs", "fabs(x)"},
+      {"Neg", "-x"}, {"Relu", "x > 0.0 ? x : 0.0"},
+      {"Sign", "x != x ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0))"},
+  };
+  for (const auto& [op, e] : kExprs)
+    if (k == op) return e;
+  return "";
+}
+
+Expected<std::vector<GpuItem>> lowerUnaryF64(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  std::string body = "    const double x = a0;\n" + store(n.output(0), f64UnaryExpr(n.kind()));
+  return elementwise(n, {n.input(0)}, body, tile, cx);
+}
+
+// ---- Reduce* on bool, integer and float64 tensors: k_reduction.cpp's reducers ----------------
+const char* reduceOpName(const std::string& k) {
+  static const std::pair<const char*, const char*> kOps[] = {
+      {"ReduceSum", "mgk::kRedSum"}, {"ReduceMean", "mgk::kRedMean"}, {"ReduceMax", "mgk::kRedMax"},
+      {"ReduceMin", "mgk::kRedMin"}, {"ReduceProd", "mgk::kRedProd"}, {"ReduceL1", "mgk::kRedL1"},
+      {"ReduceL2", "mgk::kRedL2"}, {"ReduceLogSum", "mgk::kRedLogSum"},
+      {"ReduceLogSumExp", "mgk::kRedLogSumExp"}, {"ReduceSumSquare", "mgk::kRedSumSquare"},
+  };
+  for (const auto& [op, code] : kOps)
+    if (k == op) return code;
+  return nullptr;
+}
+
+Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  DType t = x->dtype();
+  bool isBool = t == DType::kBool;
+  if (!(isInteger(t) || t == DType::kF64 || isBool) ||
+      (isBool && n.kind() != "ReduceMax" && n.kind() != "ReduceMin"))
+    return unsupported("{}: {} on {} on the cuda/hip targets", n.describe(), n.kind(), dtypeName(t));
+  std::vector<int64_t> axes = n.attrs().getInts("axes");
+  if (n.input(1)) {
+    if (!n.input(1)->isConstant())
+      return unsupported("{}: computed reduction axes on the cuda/hip targets", n.describe());
+    axes = n.input(1)->constant().toInts();
+  }
+  std::vector<bool> reduced(x->rank(), false);
+  // noop_with_empty_axes: nothing is reduced; each output is its op over one element.
+  if (axes.empty() && n.attrs().getInt("noop_with_empty_axes", 0) == 0) reduced.assign(x->rank(), true);
+  for (int64_t a : axes) reduced[a < 0 ? a + x->rank() : a] = true;
+  std::vector<int64_t> xs = contiguousStrides(x->dims()), od, os, rd, rs;
+  int64_t redN = 1;
+  for (int d = 0; d < x->rank(); ++d) {
+    if (reduced[d]) rd.push_back(x->dims()[d]), rs.push_back(xs[d]), redN *= x->dims()[d];
+    else od.push_back(x->dims()[d]), os.push_back(xs[d]);
+  }
+  if (od.empty()) od = {1}, os = {0};
+  if (rd.empty()) rd = {1}, rs = {0};
+  const char* c = ctypeOf(t);  // bool reduces as uint8_t, stored as r != 0
+  std::string name = nextName(cx);
+  std::string f = functorHead(name) +
+                  fmt::format("    const int64_t dims[] = {}, strides[] = {};\n"
+                              "    const {} r = mgk::reduceTyped<{}, {}>(static_cast<const {}*>(in[0]) + idx[0], {}, dims, strides, {});\n",
+                              intList(rd), intList(rs), c, c, reduceOpName(n.kind()), c, rd.size(), redN) +
+                  fmt::format("    static_cast<{}*>(out)[o] = {};\n", c, isBool ? "r != 0" : "r") + kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, Dims(od.begin(), od.end()), {{cx.ptr(x), 0, os}}, cx.ptr(y), 0,
+                                      contiguousStrides(Dims(od.begin(), od.end())), itemsOf(tile))};
+}
+
+// ---- CenterCropPad: k_tensor.cpp kCenterCropPad -----------------------------------------------
+Expected<std::vector<GpuItem>> lowerCenterCropPad(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  const char* t = storageType(x->dtype());
+  if (!t) return unsupported("{}: CenterCropPad of {}", n.describe(), dtypeName(x->dtype()));
+  int r = x->rank();
+  // Source index = output index + shift: (in - out) / 2 truncated, i.e. the floor of a crop and
+  // minus the floor of a pad (the extra element of an odd difference goes to the end).
+  std::vector<int64_t> xs = contiguousStrides(x->dims()), ys = contiguousStrides(y->dims());
+  std::string body = "    int64_t rest = o, at = 0;\n    bool inside = true;\n";
+  for (int d = 0; d < r; ++d) {
+    int64_t shift = (x->dims()[d] - y->dims()[d]) / 2;
+    body += fmt::format("    {{ const int64_t c = rest / {} + {}; rest %= {};\n"
+                        "      inside = inside && c >= 0 && c < {}; at += c * {}; }}\n",
+                        ys[d], shift, ys[d], x->dims()[d], xs[d]);
+  }
+  body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : {0}{{}};\n", t);
+  std::string name = nextName(cx);
+  return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                      {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}}, cx.ptr(y), 0, ys,
+                                      itemsOf(tile))};
+}
+
+bool isReduce(const std::string& k) { return reduceOpName(k) != nullptr; }
+
+}  // namespace
+}  // namespace opset
+
+bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
+                      Expected<std::vector<GpuItem>>& out) {
+  using namespace opset;
+  const std::string& k = n.kind();
+  DType t0 = n.numInputs() > 0 && n.input(0) ? n.input(0)->dtype() : DType::kUndefined;
+  if (k == "Resize") out = lowerResize(n, tile, cx);
+  else if (k == "ScatterND" || k == "ScatterElements" || k == "Scatter") out = lowerScatter(n, tile, cx);
+  else if (k == "GroupNormalization") out = lowerGroupNorm(n, tile, cx);
+  else if (k == "Col2Im" || k == "LpPool" || k == "DeformConv") out = lowerWindow(n, tile, cx);
+  else if (k == "CenterCropPad") out = lowerCenterCropPad(n, tile, cx);
+  else if (k == "Cast" || k == "CastLike") out = lowerCast(n, tile, cx);
+  else if (k == "BitwiseAnd" || k == "BitwiseOr" || k == "BitwiseXor" || k == "BitwiseNot" || k == "BitShift")
+    out = lowerBitwise(n, tile, cx);
+  else if (k == "IsNaN" || k == "IsInf") out = lowerIsNanInf(n, tile, cx);
+  else if (t0 == DType::kF64 && n.numInputs() == 1 && !f64UnaryExpr(k).empty()) out = lowerUnaryF64(n, tile, cx);
+  else if (isReduce(k) && t0 != DType::kF32) out = lowerTypedReduce(n, tile, cx);
+  else return false;
+  return true;
+}
+
+}  // namespace gpu
+}  // namespace magneto

@@ -1,0 +1,44 @@
+// Internal to codegen/gpu's lower_opset*.cpp: the lowerings of the operators of opsets 18-21 (and
+// of the element types the float32 families refuse), split by kind of program:
+//   lower_opset.cpp          the dispatcher (lowerOpsetFamily) and the generated map functors:
+//                            Cast / CastLike, bitwise ops, IsNaN / IsInf, float64 math, Reduce*
+//                            on bool / integer / float64 tensors, CenterCropPad
+//   lower_opset_compute.cpp  the programs of runtime/gpu/kernels/mg_opset.cuh: Resize (tap tables),
+//                            ScatterND / ScatterElements, GroupNormalization, Col2Im, LpPool,
+//                            DeformConv
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu_lowering.h"
+
+namespace magneto {
+namespace gpu {
+namespace opset {
+
+// The C++ type generated code stores an element of `t` as: ctypeOf's, except mgk::Bool,
+// mgk::Half and mgk::BFloat16 for bool and the 16-bit floats (runtime/gpu/kernels/mg_typed.cuh);
+// nullptr when the GPU targets cannot hold it (strings).
+const char* storageType(DType t);
+
+// "F<step>_<k>": a functor (or table) name unique in the package.
+std::string nextName(LowerContext& cx);
+
+// A block-program item of family `family` ("scatterND" -> mgk::scatterNDBlock<args>, ...Blocks,
+// ...SmemBytes) over params `paramsType`.
+GpuItem programItem(const std::string& family, const std::string& args,
+                    const std::string& paramsType, int threads, bool syncs, const std::string& tile);
+
+// "{1, 2, 3}" with doubles printed so that they read back exactly.
+std::string doubleList(const std::vector<double>& v);
+
+Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerScatter(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerGroupNorm(const Node& n, const TileConfig& tile, LowerContext& cx);
+// Col2Im, LpPool, DeformConv.
+Expected<std::vector<GpuItem>> lowerWindow(const Node& n, const TileConfig& tile, LowerContext& cx);
+
+}  // namespace opset
+}  // namespace gpu
+}  // namespace magneto

@@ -1,0 +1,255 @@
+// The recurrent block program (runtime/gpu/kernels/mg_recurrent.cuh) on the CPU emulation, run
+// the way codegen/gpu/lower_recurrent.cpp composes it: phase 0 is one joint launch of the input
+// projection (gemmBlock) and R's transpose (mapBlock copy), phase 1 the time loop
+// (recurrentBlock), each checked against the ONNX equations in double (as runtime/cpu/
+// k_recurrent.cpp writes them). Every case runs with a block larger than the program's THREADS
+// (and not a multiple of the warp) under the strict barrier check, hidden sizes that are not
+// powers of two, and sequence lengths from 0 to seq.
+#include <algorithm>
+
+#include "kernels_test_util.h"
+
+namespace {
+
+__global__ void phase0Kernel(mgk::GemmParams g, mgk::MapParams m, int64_t gemmBlocks) {
+  MG_DYNAMIC_SHARED(char, smem);
+  const int64_t b = blockIdx.x;
+  if (b < gemmBlocks)
+    mgk::gemmBlock<64, 64, 128>(g, b, smem);
+  else
+    mgk::mapBlock<mgk::Copy<float>, 4, 256>(m, b - gemmBlocks, smem);
+}
+template <int HMAX, int T>
+__global__ void loopKernel(mgk::RecurrentParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::recurrentBlock<HMAX, T>(p, blockIdx.x, smem);
+}
+
+struct Act {
+  int code;
+  float alpha = 0.f, beta = 0.f;
+};
+
+struct Case {
+  int cell = mgk::kRnnLstm;
+  int dirs = 1;
+  bool reverse = false, layout1 = false;
+  int64_t seq = 5, batch = 3, input = 7, hidden = 70;
+  bool bias = true, lens = false, lens64 = false, h0 = false, c0 = false, peep = false;
+  bool lbr = false, inputForget = false;
+  float clip = INFINITY;
+  std::vector<Act> acts;  // per direction; empty: the op's defaults
+  int blockThreads = 200;
+};
+
+double act(const Act& a, double x) {
+  switch (a.code) {
+    case mgk::kRnnSigmoid: return 1 / (1 + std::exp(-x));
+    case mgk::kRnnTanh: return std::tanh(x);
+    case mgk::kRnnRelu: return x > 0 ? x : 0;
+    case mgk::kRnnHardSigmoid: return std::fmin(1.0, std::fmax(0.0, a.alpha * x + a.beta));
+    case mgk::kRnnLeakyRelu: return x >= 0 ? x : a.alpha * x;
+    case mgk::kRnnScaledTanh: return a.alpha * std::tanh(a.beta * x);
+    case mgk::kRnnAffine: return a.alpha * x + a.beta;
+    case mgk::kRnnThresholdedRelu: return x > a.alpha ? x : 0;
+    case mgk::kRnnElu: return x >= 0 ? x : a.alpha * (std::exp(x) - 1);
+    case mgk::kRnnSoftsign: return x / (1 + std::fabs(x));
+    case mgk::kRnnSoftplus: return std::log1p(std::exp(x));
+  }
+  ADD_FAILURE() << "unknown activation " << a.code;
+  return x;
+}
+
+template <int HMAX, int T>
+void run(Case c) {
+  std::mt19937 rng(1234 + int(c.hidden) + c.cell * 7 + c.dirs);
+  const int G = c.cell == mgk::kRnnLstm ? 4 : c.cell == mgk::kRnnGru ? 3 : 1;
+  const int64_t nd = c.dirs, S = c.seq, B = c.batch, I = c.input, H = c.hidden, GH = G * H;
+  const size_t perDir = G == 4 ? 3 : G == 3 ? 2 : 1;
+  if (c.acts.empty()) {
+    for (int64_t d = 0; d < nd; ++d) {
+      if (G == 1) c.acts.push_back({mgk::kRnnTanh});
+      else c.acts.push_back({mgk::kRnnSigmoid});
+      if (G > 1) c.acts.push_back({mgk::kRnnTanh});
+      if (G == 4) c.acts.push_back({mgk::kRnnTanh});
+    }
+  }
+  ASSERT_EQ(c.acts.size(), perDir * nd);
+  const float scale = 1.f / std::sqrt(float(H));
+  std::vector<float> x = kt::randomVec(S * B * I, rng), w = kt::randomVec(nd * GH * I, rng, -scale, scale),
+                     r = kt::randomVec(nd * GH * H, rng, -scale, scale), bias = kt::randomVec(nd * 2 * GH, rng),
+                     peep = kt::randomVec(nd * 3 * H, rng), h0 = kt::randomVec(nd * B * H, rng),
+                     c0 = kt::randomVec(nd * B * H, rng);
+  std::vector<int64_t> lens(B, S);
+  for (int64_t b = 0; b < B; ++b) lens[b] = c.lens ? (b * 5 + 2) % (S + 1) : S;
+  if (c.lens) lens[0] = S;  // one full row at least
+  std::vector<int32_t> lens32(lens.begin(), lens.end());
+
+  // The reference, in double.
+  auto xAt = [&](int64_t t, int64_t b) { return &x[(c.layout1 ? b * S + t : t * B + b) * I]; };
+  auto yIdx = [&](int64_t t, int64_t d, int64_t b) {
+    return c.layout1 ? ((b * S + t) * nd + d) * H : ((t * nd + d) * B + b) * H;
+  };
+  auto stIdx = [&](int64_t d, int64_t b) { return c.layout1 ? (b * nd + d) * H : (d * B + b) * H; };
+  auto clipv = [&](double v) { return v < -c.clip ? -c.clip : (v > c.clip ? c.clip : v); };
+  std::vector<double> Y(S * nd * B * H, 0.0), Yh(nd * B * H), Yc(nd * B * H);
+  for (int64_t d = 0; d < nd; ++d) {
+    const bool back = c.reverse || d == 1;
+    const Act* fa = &c.acts[d * perDir];
+    for (int64_t b = 0; b < B; ++b) {
+      std::vector<double> h(H), cs(H), hn(H), gx(GH), gr(GH);
+      for (int64_t j = 0; j < H; ++j) {
+        h[j] = c.h0 ? h0[stIdx(d, b) + j] : 0.0;
+        cs[j] = c.c0 ? c0[stIdx(d, b) + j] : 0.0;
+      }
+      for (int64_t s = 0; s < lens[b]; ++s) {
+        const int64_t t = back ? lens[b] - 1 - s : s;
+        for (int64_t q = 0; q < GH; ++q) {
+          double ax = c.bias ? bias[d * 2 * GH + q] : 0.0, ar = c.bias ? bias[d * 2 * GH + GH + q] : 0.0;
+          for (int64_t k = 0; k < I; ++k) ax += double(w[(d * GH + q) * I + k]) * xAt(t, b)[k];
+          for (int64_t k = 0; k < H; ++k) ar += double(r[(d * GH + q) * H + k]) * h[k];
+          gx[q] = ax, gr[q] = ar;
+        }
+        for (int64_t j = 0; j < H; ++j) {
+          if (G == 4) {
+            double pi = c.peep ? peep[d * 3 * H + j] : 0, po = c.peep ? peep[d * 3 * H + H + j] : 0,
+                   pf = c.peep ? peep[d * 3 * H + 2 * H + j] : 0;
+            double ig = act(fa[0], clipv(gx[j] + gr[j] + pi * cs[j]));
+            double fg = act(fa[0], clipv(gx[2 * H + j] + gr[2 * H + j] + pf * cs[j]));
+            if (c.inputForget) fg = 1 - ig;
+            double cg = act(fa[1], clipv(gx[3 * H + j] + gr[3 * H + j]));
+            cs[j] = fg * cs[j] + ig * cg;
+            double og = act(fa[0], clipv(gx[H + j] + gr[H + j] + po * cs[j]));
+            hn[j] = og * act(fa[2], cs[j]);
+          } else if (G == 1) {
+            hn[j] = act(fa[0], clipv(gx[j] + gr[j]));
+          }
+        }
+        if (G == 3) {
+          std::vector<double> z(H), rh(H);
+          for (int64_t k = 0; k < H; ++k) {
+            z[k] = act(fa[0], clipv(gx[k] + gr[k]));
+            rh[k] = act(fa[0], clipv(gx[H + k] + gr[H + k]));
+          }
+          for (int64_t j = 0; j < H; ++j) {
+            double pre;
+            if (c.lbr) {
+              pre = gx[2 * H + j] + rh[j] * gr[2 * H + j];
+            } else {
+              double a = c.bias ? bias[d * 2 * GH + GH + 2 * H + j] : 0.0;
+              for (int64_t k = 0; k < H; ++k) a += double(r[(d * GH + 2 * H + j) * H + k]) * rh[k] * h[k];
+              pre = gx[2 * H + j] + a;
+            }
+            hn[j] = (1 - z[j]) * act(fa[1], clipv(pre)) + z[j] * h[j];
+          }
+        }
+        h = hn;
+        for (int64_t j = 0; j < H; ++j) Y[yIdx(t, d, b) + j] = h[j];
+      }
+      for (int64_t j = 0; j < H; ++j) Yh[stIdx(d, b) + j] = h[j], Yc[stIdx(d, b) + j] = cs[j];
+    }
+  }
+
+  // The device: phase 0, then phase 1, with the params lower_recurrent.cpp writes.
+  kt::Dev<float> dx(x), dw(w), dr(r), db(bias), dp(peep), dh0(h0), dc0(c0);
+  kt::Dev<int32_t> dl32(lens32);
+  kt::Dev<int64_t> dl64(lens);
+  kt::Dev<float> gx(nd * S * B * GH), rt(nd * H * GH), dy(S * nd * B * H), dyh(nd * B * H), dyc(nd * B * H);
+  mgk::GemmParams g{};
+  g.batch = nd, g.M = S * B, g.N = GH, g.K = I;
+  g.A = dx.get(), g.aBatch = 0, g.aM = I, g.aK = 1;
+  g.B = dw.get(), g.bBatch = GH * I, g.bK = 1, g.bN = I;
+  g.C = c.bias ? db.get() : nullptr, g.cBatch = 2 * GH, g.cM = 0, g.cN = 1, g.beta = 1.f;
+  g.alpha = 1.f, g.Y = gx.get(), g.yBatch = S * B * GH, g.yM = GH, g.yN = 1;
+  mgk::MapParams m{};
+  m.n = nd * H * GH, m.rank = 3, m.nin = 1;
+  const int64_t dims[3] = {nd, H, GH}, ins[3] = {GH * H, 1, H}, outs[3] = {H * GH, GH, 1};
+  for (int i = 0; i < 3; ++i) m.dims[i] = dims[i], m.inStrides[0][i] = ins[i], m.outStrides[i] = outs[i];
+  m.in[0] = dr.get(), m.out = rt.get();
+  const int64_t gb = mgk::gemmBlocks<64, 64, 128>(g);
+  kt::launch(phase0Kernel, gb + mgk::mapBlocks<mgk::Copy<float>, 4, 256>(m), 256,
+             std::max(mgk::gemmSmemBytes<64, 64, 128>(), mgk::mapSmemBytes<mgk::Copy<float>, 4, 256>()),
+             g, m, gb);
+
+  mgk::RecurrentParams p{};
+  p.cell = c.cell, p.dirs = c.dirs, p.reverse = c.reverse, p.linearBeforeReset = c.lbr;
+  p.inputForget = c.inputForget, p.seq = S, p.batch = B, p.hidden = H;
+  p.gx = gx.get(), p.gxDir = S * B * GH, p.gxRowT = c.layout1 ? 1 : B, p.gxRowB = c.layout1 ? S : 1;
+  p.rt = rt.get(), p.rb = c.bias ? db.get() + GH : nullptr, p.rbDir = 2 * GH;
+  p.peep = c.peep ? dp.get() : nullptr;
+  p.lens32 = c.lens && !c.lens64 ? dl32.get() : nullptr;
+  p.lens64 = c.lens && c.lens64 ? dl64.get() : nullptr;
+  p.h0 = c.h0 ? dh0.get() : nullptr, p.c0 = c.c0 ? dc0.get() : nullptr;
+  p.y = dy.get(), p.yh = dyh.get(), p.yc = G == 4 ? dyc.get() : nullptr;
+  p.yT = c.layout1 ? nd * H : nd * B * H, p.yD = c.layout1 ? H : B * H, p.yB = c.layout1 ? S * nd * H : H;
+  p.stateD = c.layout1 ? H : B * H, p.stateB = c.layout1 ? nd * H : H;
+  for (int64_t d = 0; d < 2; ++d)
+    for (size_t i = 0; i < 3; ++i) {
+      const Act& a = c.acts[std::min<int64_t>(d, nd - 1) * perDir + std::min(i, perDir - 1)];
+      p.act[d][i] = a.code, p.actAlpha[d][i] = a.alpha, p.actBeta[d][i] = a.beta;
+    }
+  p.clip = c.clip;
+  kt::launch(loopKernel<HMAX, T>, mgk::recurrentBlocks<HMAX, T>(p), c.blockThreads,
+             mgk::recurrentSmemBytes<HMAX, T>(), p);
+
+  const double tol = 2e-5 * double(I + H + 8);
+  EXPECT_TRUE(kt::near(dy.host(), Y, tol)) << "Y";
+  EXPECT_TRUE(kt::near(dyh.host(), Yh, tol)) << "Y_h";
+  if (G == 4) {
+    EXPECT_TRUE(kt::near(dyc.host(), Yc, tol)) << "Y_c";
+  }
+}
+
+TEST(RecurrentKernel, LstmForwardDefaults) {
+  Case c;
+  run<128, 128>(c);
+}
+
+TEST(RecurrentKernel, LstmBidirectionalEveryOperand) {
+  Case c;
+  c.dirs = 2, c.lens = true, c.h0 = true, c.c0 = true, c.peep = true, c.batch = 4;
+  run<128, 128>(c);
+}
+
+TEST(RecurrentKernel, LstmReverseLayout1InputForgetClipInt64Lengths) {
+  Case c;
+  c.reverse = true, c.layout1 = true, c.inputForget = true, c.clip = 0.5f, c.lens = true, c.lens64 = true;
+  c.h0 = true, c.hidden = 33, c.blockThreads = 96;
+  run<64, 64>(c);
+}
+
+TEST(RecurrentKernel, GruLinearBeforeResetBidirectional) {
+  // As PyTorch exports nn.GRU.
+  Case c;
+  c.cell = mgk::kRnnGru, c.lbr = true, c.dirs = 2, c.h0 = true, c.hidden = 300, c.blockThreads = 320;
+  run<512, 256>(c);
+}
+
+TEST(RecurrentKernel, GruResetBeforeLinearLayout1Lengths) {
+  Case c;
+  c.cell = mgk::kRnnGru, c.layout1 = true, c.lens = true, c.h0 = true, c.dirs = 2, c.hidden = 300;
+  c.blockThreads = 320;
+  run<512, 256>(c);
+}
+
+TEST(RecurrentKernel, GruWithoutBiasOtherActivations) {
+  Case c;
+  c.cell = mgk::kRnnGru, c.bias = false, c.reverse = true, c.hidden = 20;
+  c.acts = {{mgk::kRnnHardSigmoid, 0.2f, 0.5f}, {mgk::kRnnScaledTanh, 1.5f, 0.7f}};
+  run<64, 64>(c);
+}
+
+TEST(RecurrentKernel, RnnEveryActivationFunction) {
+  const std::vector<Act> acts = {{mgk::kRnnRelu},         {mgk::kRnnLeakyRelu, 0.1f},
+                                 {mgk::kRnnAffine, 0.5f, 0.1f}, {mgk::kRnnThresholdedRelu, 0.2f},
+                                 {mgk::kRnnElu, 0.9f},    {mgk::kRnnSoftsign},
+                                 {mgk::kRnnSoftplus},     {mgk::kRnnTanh}};
+  for (size_t i = 0; i + 1 < acts.size(); i += 2) {
+    Case c;
+    c.cell = mgk::kRnnPlain, c.dirs = 2, c.hidden = 40, c.h0 = true, c.lens = true;
+    c.acts = {acts[i], acts[i + 1]};
+    run<64, 64>(c);
+  }
+}
+
+}  // namespace

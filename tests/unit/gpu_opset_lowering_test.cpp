@@ -1,0 +1,176 @@
+// GPU lowering of the opset 18-21 operators (codegen/gpu/lower_opset*.cpp): which program each
+// becomes, that a scatter is a copy launch then an update launch, that Resize's taps are tables
+// baked into the program, that lower_opset only claims what the float32 families refuse, and
+// that what the kernels do not cover stops the compile with kUnsupported naming the node. The
+// numerics are checked by kernels.{Scatter,GroupNorm,Window,Resize}Kernel.* and TypedHelpers.*
+// (the programs) and end to end by tests/opset/run_opset_tests.sh --target cuda --emulate.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "magneto/codegen/gpu_emitter.h"
+#include "magneto/codegen/memory_plan.h"
+#include "magneto/target/device_profile.h"
+#include "op_test_util.h"
+
+namespace magneto {
+namespace {
+
+Expected<TemplateVars> emit(const std::string& text) {
+  auto g = testing::parseVerified(text);
+  if (!g) return badInput("the test graph does not parse");
+  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
+  MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile("h200"));
+  TemplateVars vars;
+  MG_ASSIGN_OR_RETURN(GpuEmitSummary sum, emitGpuProgram(*g, plan, device, vars));
+  (void)sum;
+  return vars;
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+TEST(GpuOpsetLowering, ScatterIsACopyThenTheUpdatesInAnotherLaunch) {
+  auto vars = emit(R"(graph @t {
+  input %x : f32[4,3,2]
+  input %i : i64[5,1]
+  input %u : f32[5,3,2]
+  %y = ScatterND(%x, %i, %u) {reduction = "mul"}
+  output %y
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  EXPECT_EQ(vars->at("NUM_LAUNCHES"), "2");
+  const std::string& k = vars->at("KERNELS");
+  EXPECT_LT(k.find("mgk::mapBlock<"), k.find("mgk::scatterNDBlock<float, 256>"));
+  EXPECT_TRUE(has(k, "phase 2 of 2")) << k;
+  const std::string& init = vars->at("INIT_PARAMS");
+  // 5 tuples of one index, a slice of 3*2 elements, reduction mul (2), int64 indices.
+  EXPECT_TRUE(has(init, "p.tuples = 5; p.slice = 6; p.last = 1; p.rank = 3;")) << init;
+  EXPECT_TRUE(has(init, "p.reduction = 2; p.indexBytes = 8;")) << init;
+}
+
+TEST(GpuOpsetLowering, ScatterElementsThreadPerIndexLine) {
+  auto vars = emit(R"(graph @t {
+  input %x : i64[2,2,3]
+  input %i : i32[2,2,2]
+  input %u : i64[2,2,2]
+  %y = ScatterElements(%x, %i, %u) {axis = -2, reduction = "max"}
+  output %y
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  EXPECT_TRUE(has(vars->at("KERNELS"), "mgk::scatterElementsBlock<int64_t, 256>"));
+  const std::string& init = vars->at("INIT_PARAMS");
+  EXPECT_TRUE(has(init, "p.lines = 4; p.rank = 3; p.axis = 1;")) << init;
+  EXPECT_TRUE(has(init, "p.reduction = 3; p.indexBytes = 4;")) << init;
+}
+
+TEST(GpuOpsetLowering, ResizeTapsAreTablesOfTheCpuPlanner) {
+  // Linear, half_pixel, 2 -> 4 along the last axis: output x maps to (x + 0.5) / 2 - 0.5, i.e.
+  // -0.25, 0.25, 0.75, 1.25, whose taps clamp to the border.
+  auto vars = emit(R"(graph @t {
+  input %x : f32[1,1,2,2]
+  const %s : f32[4] = dense<[1, 1, 1, 2]>
+  %y = Resize(%x, _, %s) {mode = "linear"}
+  output %y
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& f = vars->at("FUNCTORS");
+  EXPECT_TRUE(has(f, "mgk::resizeElement<float, 4, false>")) << f;
+  EXPECT_TRUE(has(f, "__device__ const int32_t F0_0_first3[] = {0, 2, 4, 6, 8};")) << f;
+  EXPECT_TRUE(has(f, "__device__ const int64_t F0_0_offset3[] = {0, 0, 0, 1, 0, 1, 1, 1};")) << f;
+  EXPECT_TRUE(has(f, "__device__ const double F0_0_weight3[] = {0.25, 0.75, 0.75, 0.25, 0.25, 0.75, 0.75, 0.25};")) << f;
+  // The unchanged axes: one tap of weight 1 per coordinate.
+  EXPECT_TRUE(has(f, "__device__ const double F0_0_weight2[] = {1, 1};")) << f;
+}
+
+TEST(GpuOpsetLowering, ResizeNeedsConstantOperands) {
+  // The taps are computed at compile time: a roi known only at run time cannot be lowered (the
+  // output shape does not depend on it, so shape inference accepts it).
+  auto vars = emit(R"(graph @t {
+  input %x : f32[1,1,4,4]
+  input %roi : f32[8]
+  const %s : f32[4] = dense<[1, 1, 0.5, 0.5]>
+  %y = Resize(%x, %roi, %s) {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize"}
+  output %y
+})");
+  ASSERT_FALSE(vars.ok());
+  EXPECT_EQ(vars.status().code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(has(vars.status().message(), "(Resize)")) << vars.status().message();
+  EXPECT_TRUE(has(vars.status().message(), "computed roi")) << vars.status().message();
+}
+
+TEST(GpuOpsetLowering, ClaimsOnlyWhatTheFloatFamiliesRefuse) {
+  auto vars = emit(R"(graph @t {
+  input %x : f32[3,4]
+  input %b : bool[3,4]
+  input %d : f64[5]
+  const %ax : i64[1] = dense<[1]>
+  %m = ReduceMean(%x, %ax) {keepdims = 1}
+  %n = ReduceL1(%x) {noop_with_empty_axes = 1}
+  %any = ReduceMax(%b, %ax) {keepdims = 0}
+  %mish = Mish(%d)
+  %mf = Mish(%x)
+  %h = Cast(%x) {to = 10}
+  output %m, %n, %any, %mish, %mf, %h
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& k = vars->at("KERNELS");
+  const std::string& f = vars->at("FUNCTORS");
+  const std::string& init = vars->at("INIT_PARAMS");
+  // float32 reductions stay with reduceBlock, noop_with_empty_axes included (one element each).
+  EXPECT_TRUE(has(k, "mgk::reduceBlock<")) << k;
+  EXPECT_TRUE(has(init, "p.outN = 12; p.redN = 1;")) << init;
+  EXPECT_TRUE(has(f, "mgk::reduceTyped<uint8_t, mgk::kRedMax>")) << f;  // bool: any
+  EXPECT_TRUE(has(f, "x * tanh(x > 20.0 ? x : log1p(exp(x)))")) << f;     // f64 Mish
+  EXPECT_TRUE(has(f, "tanhf(a0 > 20.f")) << f;                             // f32 Mish: lower_map
+  EXPECT_TRUE(has(f, "mgk::convertTo<mgk::Half>(a0)")) << f;
+}
+
+TEST(GpuOpsetLowering, NormalizationAndWindowPrograms) {
+  auto vars = emit(R"(graph @t {
+  input %x : f32[2,6,3,3]
+  input %s : f32[6]
+  input %c : f32[1,12,8]
+  const %img : i64[2] = dense<[5, 5]>
+  const %blk : i64[2] = dense<[2, 6]>
+  %g = GroupNormalization(%x, %s, %s) {num_groups = 3, epsilon = 0.01}
+  %l = LpPool(%x) {kernel_shape = [2, 2], p = 3, ceil_mode = 1, strides = [2, 2]}
+  %i = Col2Im(%c, %img, %blk) {pads = [0, 1, 0, 1]}
+  output %g, %l, %i
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& k = vars->at("KERNELS");
+  EXPECT_TRUE(has(k, "mgk::groupNormBlock<float, 256>"));
+  EXPECT_TRUE(has(k, "mgk::lpPoolBlock<float, 256>"));
+  EXPECT_TRUE(has(k, "mgk::col2imBlock<float, 256>"));
+  const std::string& init = vars->at("INIT_PARAMS");
+  EXPECT_TRUE(has(init, "p.rows = 6; p.groups = 3; p.per = 2; p.spatial = 9; p.perChannel = 1; p.epsilon = 0.0099999997764825821;")) << init;
+  EXPECT_TRUE(has(init, "p.NC = 12; p.p = 3;")) << init;
+  EXPECT_TRUE(has(init, "mgSet(p.g.out, {2, 2});")) << init;  // ceil_mode: 3x3 -> 2x2
+  EXPECT_TRUE(has(init, "mgSet(p.g.out, {4, 2});")) << init;  // Col2Im's block positions
+}
+
+TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
+  auto f16 = emit(R"(graph @t {
+  input %x : f16[1,1,2,2]
+  const %s : f32[4] = dense<[1, 1, 2, 2]>
+  %y = Resize(%x, _, %s) {mode = "linear"}
+  output %y
+})");
+  ASSERT_FALSE(f16.ok());
+  EXPECT_EQ(f16.status().code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(has(f16.status().message(), "f16")) << f16.status().message();
+
+  auto boolAdd = emit(R"(graph @t {
+  input %x : bool[4]
+  input %i : i64[2,1]
+  input %u : bool[2]
+  %y = ScatterND(%x, %i, %u) {reduction = "add"}
+  output %y
+})");
+  ASSERT_FALSE(boolAdd.ok());
+  EXPECT_EQ(boolAdd.status().code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(has(boolAdd.status().message(), "(ScatterND)")) << boolAdd.status().message();
+}
+
+}  // namespace
+}  // namespace magneto
