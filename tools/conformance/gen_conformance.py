@@ -129,6 +129,7 @@ def opset_section(w, results_path, rel, targets=()):
 
     heads = "".join(f" {label} |" for label, _, _ in extra)
     dashes = "---|" * len(extra)
+    result = "result (cpu)" if extra else "result"
 
     w("## Opsets 18 to 21")
     w("")
@@ -159,7 +160,7 @@ def opset_section(w, results_path, rel, targets=()):
           + (f", {counts['not run']} not run" if counts["not run"] else "") + "."
           + (f" Failing: {', '.join(failed)}." if failed else ""))
     w("")
-    w("| opset | cases declaring it | result |" + heads)
+    w(f"| opset | cases declaring it | {result} |" + heads)
     w("|---|---|---|" + dashes)
     for v in range(first, last + 1):
         names = [c.name for c in cases if c.opset == v]
@@ -170,7 +171,7 @@ def opset_section(w, results_path, rel, targets=()):
     w("Every operator version that ONNX introduced in opsets 18 to 21, the opsets that run it, and the "
       "cases whose model runs it (a model of opset V runs the newest version <= V).")
     w("")
-    w("| operator version | opsets | cases | result |" + heads)
+    w(f"| operator version | opsets | cases | {result} |" + heads)
     w("|---|---|---|---|" + dashes)
     rows = []
     for op, versions in mod.OP_VERSIONS.items():
@@ -199,7 +200,7 @@ def opset_section(w, results_path, rel, targets=()):
     w("")
     w("### Cases")
     w("")
-    w("| case | opset | operator versions | what it checks | result |" + heads)
+    w(f"| case | opset | operator versions | what it checks | {result} |" + heads)
     w("|---|---|---|---|---|" + dashes)
     for c in cases:
         r = " | ".join(x.get(c.name, "not run") if x else "not run" for x in [res] + [e[1] for e in extra])
