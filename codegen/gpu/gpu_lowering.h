@@ -65,6 +65,10 @@ std::vector<int64_t> contiguousStrides(const Dims& d);
 const char* ctypeOf(DType t);  // "float", "int64_t", ... or nullptr when the GPU target lacks it
 std::string floatLiteral(double v);
 std::string intList(const std::vector<int64_t>& v);  // "{1, 2, 3}"
+// A block-program item of family `family` ("conv" -> mgk::convBlock<args>, mgk::convBlocks<args>,
+// mgk::convSmemBytes<args>) over params `paramsType` (lower_compute.cpp).
+GpuItem programItem(const std::string& family, const std::string& args,
+                    const std::string& paramsType, int threads, bool syncs, const std::string& tile);
 // A gemmBlock item with the cost model's GEMM tile (or the default); `init` left to the caller.
 GpuItem gemmItem(const TileConfig& tile);
 // Map items (lower_map.cpp): one operand of mgk::mapBlock, a strided view of a value, and the

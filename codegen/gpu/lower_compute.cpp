@@ -35,19 +35,6 @@ Status epilogue(const Node& n, std::string& init) {
   return Status::success();
 }
 
-GpuItem item(const std::string& family, const std::string& args, const std::string& paramsType,
-             int threads, bool syncs, const std::string& tile) {
-  GpuItem it;
-  it.paramsType = paramsType;
-  it.program = "mgk::" + family + "Block<" + args + ">";
-  it.blocks = "mgk::" + family + "Blocks<" + args + ">";
-  it.smem = "mgk::" + family + "SmemBytes<" + args + ">";
-  it.threads = threads;
-  it.syncs = syncs;
-  it.tile = tile;
-  return it;
-}
-
 // The GEMM tile of the cost model, or its default. threads = warps x warp size of the profile.
 struct Tile {
   int m = 64, n = 64, threads = 128;
@@ -62,7 +49,6 @@ Tile gemmTile(const TileConfig& t) {
   return r;
 }
 
-int64_t dimOr1(const Value* v, int i) { return i >= 0 && i < v->rank() ? v->dims()[i] : 1; }
 
 // Pads of one spatial axis: explicit, or from auto_pad and the output extent.
 void spatialPad(const Node& n, int axis, int spatialRank, int64_t in, int64_t out, int64_t k,
@@ -102,12 +88,12 @@ Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, 
   GpuItem it;
   if (depthwise) {
     int items = tile.itemsPerThread > 0 ? tile.itemsPerThread : 1;
-    it = item("depthwise", fmt::format("{}, 256", items), "mgk::ConvParams", 256, false,
+    it = programItem("depthwise", fmt::format("{}, 256", items), "mgk::ConvParams", 256, false,
               fmt::format("depthwise items{}", items));
   } else {
     Tile t = gemmTile(tile);
     // convBlock<BM = output channels, BN = pixels>: the transpose of the cost model's tile.
-    it = item("conv", fmt::format("{}, {}, {}", t.n, t.m, t.threads), "mgk::ConvParams", t.threads,
+    it = programItem("conv", fmt::format("{}, {}, {}", t.n, t.m, t.threads), "mgk::ConvParams", t.threads,
               true, fmt::format("{}x{} t{}", t.n, t.m, t.threads));
   }
   it.init = fmt::format(
@@ -223,7 +209,7 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
   if (!oneD) spatialPad(n, 0, sr, H, OH, kh, sh, dh, pt);
   spatialPad(n, sr - 1, sr, W, OW, kw, sw, dw, pl);
   int items = tile.itemsPerThread > 0 ? tile.itemsPerThread : 1;
-  GpuItem it = item("pool", fmt::format("{}, 256", items), "mgk::PoolParams", 256, false,
+  GpuItem it = programItem("pool", fmt::format("{}, 256", items), "mgk::PoolParams", 256, false,
                     fmt::format("items{}", items));
   it.init = fmt::format(
       "p.N = {}; p.C = {}; p.H = {}; p.W = {}; p.OH = {}; p.OW = {};\n"
@@ -276,9 +262,9 @@ Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile
   if (rd.empty()) rd = {1}, rs = {0};
   // One output per thread for short reductions; one block per output (tree) for long ones.
   bool perBlock = redN >= 256;
-  GpuItem it = perBlock ? item("reduce", "mgk::kReducePerBlock, 1, 256", "mgk::ReduceParams", 256, true,
+  GpuItem it = perBlock ? programItem("reduce", "mgk::kReducePerBlock, 1, 256", "mgk::ReduceParams", 256, true,
                              "block per output")
-                        : item("reduce", "mgk::kReducePerThread, 1, 256", "mgk::ReduceParams", 256, false,
+                        : programItem("reduce", "mgk::kReducePerThread, 1, 256", "mgk::ReduceParams", 256, false,
                              "thread per output");
   (void)tile;
   it.init = fmt::format(
@@ -316,7 +302,7 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
   }
   int64_t rows = len > 0 ? x->type().numel() / len : 0;
   int op = n.kind() == "Softmax" ? 0 : n.kind() == "LogSoftmax" ? 1 : 2;
-  GpuItem it = item("row", "1, 256", "mgk::RowParams", 256, true, "block per row");
+  GpuItem it = programItem("row", "1, 256", "mgk::RowParams", 256, true, "block per row");
   (void)tile;
   const Value *scale = layerNorm ? n.input(1) : nullptr, *bias = layerNorm ? n.input(2) : nullptr;
   it.init = fmt::format("p.rows = {}; p.len = {}; p.op = {}; p.epsilon = {}; p.x = {}; p.scale = {}; p.bias = {}; p.y = {};\n",
@@ -328,9 +314,22 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
 
 }  // namespace
 
+GpuItem programItem(const std::string& family, const std::string& args, const std::string& paramsType,
+                    int threads, bool syncs, const std::string& tile) {
+  GpuItem it;
+  it.paramsType = paramsType;
+  it.program = "mgk::" + family + "Block<" + args + ">";
+  it.blocks = "mgk::" + family + "Blocks<" + args + ">";
+  it.smem = "mgk::" + family + "SmemBytes<" + args + ">";
+  it.threads = threads;
+  it.syncs = syncs;
+  it.tile = tile;
+  return it;
+}
+
 GpuItem gemmItem(const TileConfig& tile) {
   Tile t = gemmTile(tile);
-  return item("gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams", t.threads,
+  return programItem("gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams", t.threads,
               true, fmt::format("{}x{} t{}", t.m, t.n, t.threads));
 }
 

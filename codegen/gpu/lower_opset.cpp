@@ -39,19 +39,6 @@ const char* storageType(DType t) {
 
 std::string nextName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
 
-GpuItem programItem(const std::string& family, const std::string& args,
-                    const std::string& paramsType, int threads, bool syncs, const std::string& tile) {
-  GpuItem it;
-  it.paramsType = paramsType;
-  it.program = "mgk::" + family + "Block<" + args + ">";
-  it.blocks = "mgk::" + family + "Blocks<" + args + ">";
-  it.smem = "mgk::" + family + "SmemBytes<" + args + ">";
-  it.threads = threads;
-  it.syncs = syncs;
-  it.tile = tile;
-  return it;
-}
-
 std::string doubleList(const std::vector<double>& v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.17g}", v[i]);

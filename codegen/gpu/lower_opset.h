@@ -25,11 +25,6 @@ const char* storageType(DType t);
 // "F<step>_<k>": a functor (or table) name unique in the package.
 std::string nextName(LowerContext& cx);
 
-// A block-program item of family `family` ("scatterND" -> mgk::scatterNDBlock<args>, ...Blocks,
-// ...SmemBytes) over params `paramsType`.
-GpuItem programItem(const std::string& family, const std::string& args,
-                    const std::string& paramsType, int threads, bool syncs, const std::string& tile);
-
 // "{1, 2, 3}" with doubles printed so that they read back exactly.
 std::string doubleList(const std::vector<double>& v);
 
