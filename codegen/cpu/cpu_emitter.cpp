@@ -6,9 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "../../runtime/cpu/mg_kernels.h"
 #include "../../runtime/cpu/mg_runtime.h"
 #include "magneto/interp/interpreter.h"
+#include "magneto/target/cost_model.h"
 
 namespace magneto {
 
@@ -120,6 +124,40 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     ioPos += static_cast<int>(n.numInputs() + n.numOutputs());
   }
 
+  // Parallel regions: the steps of one joint group (consecutive: ParallelCoOptimize made them
+  // contiguous, and the memory plan gave them one shared lifetime step, so no member's result
+  // shares bytes with anything another member reads or writes). The runtime hands the members
+  // to the pool's threads as work items, each run on one thread, biggest first (longest
+  // processing time first keeps the region's makespan close to the cost model's).
+  std::string regions, regionOrder;
+  int numRegions = 0, orderPos = 0;
+  for (size_t i = 0; i < plan.steps.size();) {
+    const Node& n = *plan.steps[i];
+    auto git = g.groups().find(n.group());
+    size_t end = i + 1;
+    if (n.group() >= 0 && git != g.groups().end() && git->second.strategy == "joint")
+      while (end < plan.steps.size() && plan.steps[end]->group() == n.group()) ++end;
+    if (end - i < 2) {
+      i = end;
+      continue;
+    }
+    std::vector<std::pair<double, size_t>> byWork;
+    for (size_t k = i; k < end; ++k) {
+      OpWork w = opWork(*plan.steps[k]);
+      byWork.push_back({w.flops + w.bytes, k});
+    }
+    std::stable_sort(byWork.begin(), byWork.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string order;
+    for (const auto& [work, k] : byWork) order += fmt::format(" {},", k);
+    regions += fmt::format("    {{{}, {}, {}}},  // region {}: steps #{}..#{} of joint group {}\n", i,
+                           end - i, orderPos, numRegions, i, end - 1, n.group());
+    regionOrder += fmt::format("    /* region {} */{}\n", numRegions, order);
+    orderPos += static_cast<int>(end - i);
+    ++numRegions;
+    i = end;
+  }
+
   std::string copies;
   for (const OutputCopy& c : plan.copies)
     copies += fmt::format("    {{{}, {}}},  // output {} <- %{}\n", c.output, slot.at(c.source),
@@ -134,6 +172,9 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
   vars["STEP_IO"] = io;
   vars["NUM_STEPS"] = std::to_string(plan.steps.size());
   vars["STEP_TABLE"] = steps;
+  vars["NUM_REGIONS"] = std::to_string(numRegions);
+  vars["REGION_TABLE"] = regions;
+  vars["REGION_ORDER"] = regionOrder;
   vars["NUM_COPIES"] = std::to_string(plan.copies.size());
   vars["COPY_TABLE"] = copies;
   vars["ARENA_BYTES"] = std::to_string(plan.arenaBytes);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace magneto {
@@ -31,6 +32,11 @@ constexpr double kCpuOtherEfficiency = 0.25;
 // CPU: a parallel region splits work into chunks of at least this many microseconds of one core's
 // time; below that the fork/join cost dominates, so small ops use fewer cores.
 constexpr double kCpuMinChunkUs = 2.0;
+// CPU: one op split over several cores (chunks of its loops, a barrier at the end) does not scale
+// perfectly: shared caches and bandwidth, chunk imbalance, the join. Measured on the zoo at 2
+// threads against 1 (docs/PERFORMANCE.md, 2026-11-30): Inception v3 0.74, ResNeXt-50 0.77,
+// SqueezeNet 0.58. Members of a joint region each run whole on one core and pay none of it.
+constexpr double kCpuIntraOpEfficiency = 0.75;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -241,29 +247,46 @@ int cpuCoresFor(double serialUs, const DeviceProfile& p) {
   return static_cast<int>(std::clamp(chunks, 1.0, static_cast<double>(p.smCount)));
 }
 
+// A joint region on the CPU runs its members as work items: each member whole on one core, the
+// biggest first onto whichever core frees up (the generated NAME.cpp's runRegion). Its latency is
+// that schedule's makespan (longest processing time first), one region overhead, and never less
+// than streaming every member's bytes. A lone op (one member) is an ordinary parallel region
+// split over the cores its work can keep busy (cpuCoresFor).
 JointEstimate cpuJoint(const std::vector<Member>& members, const DeviceProfile& p) {
   JointEstimate j;
   j.tiles.assign(members.size(), TileConfig{});
-  double serial = 0, bytes = 0;
-  bool any = false;
+  std::vector<double> serial;
+  double bytes = 0, total = 0;
   for (const Member& m : members) {
     if (m.work.cls == OpWork::Class::kView) {
       j.blocks.push_back(0);
       continue;
     }
-    any = true;
-    serial += cpuSerialUs(m.work, p);
+    serial.push_back(cpuSerialUs(m.work, p));
+    total += serial.back();
     bytes += m.work.bytes;
     j.blocks.push_back(1);
   }
   j.valid = true;
-  if (!any) return j;
-  int cores = cpuCoresFor(serial, p);
-  j.totalBlocks = cores;
+  if (serial.empty()) return j;
   j.occupancy = j.resident = 1;
   j.launchUs = p.launchOverheadUs;
-  j.latencyUs = j.launchUs + std::max(serial / cores, bytes / p.bytesPerUs());
-  j.blockUs.assign(members.size(), serial / cores);
+  double body;
+  if (serial.size() == 1) {
+    int cores = cpuCoresFor(total, p);
+    j.totalBlocks = cores;
+    body = cores > 1 ? total / (cores * kCpuIntraOpEfficiency) : total;
+  } else {
+    std::vector<double> load(static_cast<size_t>(std::max(1, p.smCount)), 0.0);
+    std::vector<double> order = serial;
+    std::sort(order.begin(), order.end(), std::greater<double>());
+    for (double s : order) *std::min_element(load.begin(), load.end()) += s;
+    body = *std::max_element(load.begin(), load.end());
+    j.totalBlocks = static_cast<int64_t>(
+        std::count_if(load.begin(), load.end(), [](double l) { return l > 0; }));
+  }
+  j.latencyUs = j.launchUs + std::max(body, bytes / p.bytesPerUs());
+  j.blockUs.assign(members.size(), body);
   return j;
 }
 

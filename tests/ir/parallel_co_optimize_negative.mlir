@@ -1,9 +1,10 @@
 // RUN: magneto-opt %s --passes=parallel-co-optimize --check-equivalence | FileCheck %s
 // RUN: magneto-opt %s --passes=parallel-co-optimize --debug-only=parallel-co-optimize 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 
-// Two big GEMMs that read the same tensor: each already fills the host's cores for milliseconds,
-// so one joint region saves one region overhead (microseconds), under kMinGain. The pair is
-// recorded as a "none" group for the report, but nothing is marked and the schedule is unchanged.
+// A big GEMM and a small one that read the same tensor. On the host a joint region runs each
+// member whole on one core: the big GEMM would run on one core while the other idles after the
+// small one, slower than splitting the big GEMM over both cores. The pair is recorded as a "none"
+// group for the report, but nothing is marked and the schedule is unchanged.
 // CHECK-LABEL: graph @big_gemms
 // CHECK-NOT: parallel #
 // CHECK: MatMul(%x, %wa) loc("mm_a")
@@ -15,10 +16,10 @@
 graph @big_gemms {
   input %x : f32[256,512]
   const %wa : f32[512,512] = random<1>
-  const %wb : f32[512,512] = random<2>
+  const %wb : f32[512,8] = random<2>
   %a = MatMul(%x, %wa) loc("mm_a")
   %ra = Relu(%a) loc("relu_a")
   %b = MatMul(%x, %wb) loc("mm_b")
-  %s = Add(%ra, %b) loc("join")
+  %s = Concat(%ra, %b) {axis = 1} loc("join")
   output %s
 }

@@ -205,6 +205,51 @@ TEST(CpuEmitter, EscapesStrings) {
   EXPECT_EQ(packageNameFromPath("3d.onnx"), "m_3d");
 }
 
+// A joint group becomes one region row (its steps, consecutive) and its members' pickup order,
+// biggest first; steps outside groups get none.
+TEST(CpuEmitter, JointGroupIsOneRegionBiggestFirst) {
+  const char* text = R"(graph @regions {
+  input %x : f32[4,64]
+  const %wa : f32[64,8] = random<1>
+  const %wb : f32[64,64] = random<2>
+  const %wc : f32[64,32] = random<3>
+  parallel #0 "joint" "test" {
+    %a = MatMul(%x, %wa) loc("small")
+    %b = MatMul(%x, %wb) loc("big")
+    %c = MatMul(%x, %wc) loc("middle")
+  }
+  %ab = Concat(%a, %b, %c) {axis = 1} loc("join")
+  %r = Relu(%ab)
+  output %r
+})";
+  auto g = testing::parseVerified(text);
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  TemplateVars vars;
+  ASSERT_TRUE(emitCpuProgram(*g, *plan, vars).ok());
+  EXPECT_EQ(vars["NUM_REGIONS"], "1");
+  EXPECT_NE(vars["REGION_TABLE"].find("{0, 3, 0},  // region 0: steps #0..#2 of joint group 0"),
+            std::string::npos)
+      << vars["REGION_TABLE"];
+  EXPECT_NE(vars["REGION_ORDER"].find("/* region 0 */ 1, 2, 0,"), std::string::npos)
+      << vars["REGION_ORDER"];
+  // Without the group: no region.
+  auto flat = testing::parseVerified(R"(graph @flat {
+  input %x : f32[4,64]
+  const %wa : f32[64,8] = random<1>
+  %a = MatMul(%x, %wa)
+  output %a
+})");
+  ASSERT_TRUE(flat);
+  auto flatPlan = planMemory(*flat);
+  ASSERT_TRUE(flatPlan.ok());
+  TemplateVars flatVars;
+  ASSERT_TRUE(emitCpuProgram(*flat, *flatPlan, flatVars).ok());
+  EXPECT_EQ(flatVars["NUM_REGIONS"], "0");
+  EXPECT_EQ(flatVars["REGION_TABLE"], "");
+}
+
 std::map<std::string, std::string> readTree(const fs::path& dir) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {

@@ -73,7 +73,7 @@ TEST(ParallelCoOptimize, BigGemmsAreNotJoint) {
   %s = Add(%a, %b) loc("join")
   output %s
 })";
-  for (const char* device : {"h200", "mi250x", "host"}) {
+  for (const char* device : {"h200", "mi250x"}) {
     auto g = parse(ir);
     PassContext ctx;
     ctx.device = device;
@@ -85,12 +85,47 @@ TEST(ParallelCoOptimize, BigGemmsAreNotJoint) {
     EXPECT_EQ(pg.kernelsAfter, 2);
     EXPECT_EQ(pg.kernelsBefore, 2);
     // MI250X's model overlaps the two GEMMs' tails on streams (about 7%); H200's gains 3%, under
-    // kMinStreamsGain; the host has no streams.
+    // kMinStreamsGain.
     if (std::string(device) == "mi250x") {
       EXPECT_EQ(pg.strategy, "streams") << pg.reason;
       EXPECT_NE(pg.reason.find("is slower than streams"), std::string::npos) << pg.reason;
     }
     if (std::string(device) != "mi250x") EXPECT_EQ(pg.strategy, "none") << pg.reason;
+  }
+}
+
+// On the host a joint region runs each member whole on one core. Two equal big GEMMs: one per
+// core beats splitting each over both (kCpuIntraOpEfficiency), so they are joint. A big GEMM
+// beside a small one: the region would leave one core idle for most of the big GEMM, so the
+// members stay sequential, each split over the cores (negative case).
+TEST(ParallelCoOptimize, HostJointOnlyWhenMembersBalance) {
+  const char* balanced = R"(graph @balanced {
+  input %x : f32[1024,1024]
+  const %wa : f32[1024,1024] = random<1>
+  const %wb : f32[1024,1024] = random<2>
+  %a = MatMul(%x, %wa) loc("mm_a")
+  %b = MatMul(%x, %wb) loc("mm_b")
+  %s = Add(%a, %b) loc("join")
+  output %s
+})";
+  const char* unbalanced = R"(graph @unbalanced {
+  input %x : f32[1024,1024]
+  const %wa : f32[1024,1024] = random<1>
+  const %wb : f32[1024,16] = random<2>
+  %a = MatMul(%x, %wa) loc("mm_a")
+  %b = MatMul(%x, %wb) loc("mm_b")
+  %s = Concat(%a, %b) {axis = 1} loc("join")
+  output %s
+})";
+  for (auto [ir, want] : {std::pair{balanced, "joint"}, std::pair{unbalanced, "none"}}) {
+    auto g = parse(ir);
+    PassContext ctx;
+    ctx.device = "host";
+    ASSERT_TRUE(parallelCoOptimize(*g, ctx).ok());
+    ASSERT_EQ(g->groups().size(), 1u);
+    const ParallelGroup& pg = g->groups().begin()->second;
+    EXPECT_EQ(pg.strategy, want) << pg.reason;
+    EXPECT_EQ(pg.kernelsAfter, std::string(want) == "joint" ? 1 : 2) << pg.reason;
   }
 }
 

@@ -13,7 +13,9 @@
 namespace magneto {
 
 // Fills NUM_SLOTS, SLOT_TABLE, NUM_INPUTS, INPUT_TABLE, NUM_OUTPUTS, OUTPUT_TABLE, STEP_IO,
-// NUM_STEPS, STEP_TABLE, NUM_COPIES, COPY_TABLE, ARENA_BYTES into `vars`.
+// NUM_STEPS, STEP_TABLE, NUM_REGIONS, REGION_TABLE, REGION_ORDER, NUM_COPIES, COPY_TABLE,
+// ARENA_BYTES into `vars`. A region is the steps of one joint group: the runtime runs them as one
+// parallel region whose work items are the members (each on one thread, biggest first).
 // inputNames / outputNames: the interface names by position (empty: the values' names).
 Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
                       const std::vector<std::string>& inputNames = {},

@@ -16,7 +16,8 @@
 //                  joint latency of per-member best tiles ("independently tuned").
 //
 // On a CPU profile (kind = cpu) tiles are ignored: an op is a parallel region costing
-// max(compute, memory) + region overhead, and a joint region pays the overhead once.
+// max(compute, memory) + region overhead; a joint region pays the overhead once and runs each
+// member whole on one core, biggest first, so it costs the makespan of that schedule.
 //
 // Everything is a pure function of (nodes, profile, tiles): deterministic, no global state. It is
 // a model; `magnetoc tune` on a real GPU measures and its records win.
