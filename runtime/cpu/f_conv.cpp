@@ -294,6 +294,18 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   int64_t K = cg * g.kh * g.kw, P = g.oh * g.ow;
   bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 &&
                 g.oh == g.h && g.ow == g.w;
+  // Constant weights are packed once per model handle, every group's MR-high panels.
+  const float* wPacked = nullptr;
+  int64_t wPackedStride = fast::prepackedASize(mg, K);
+  if (ctx.constant(1) && (!direct || (mg > 4 && P > 4))) {
+    const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+      return fast::Prepacked::make(wPackedStride * g.group, [&](float* d) {
+        for (int64_t gi = 0; gi < g.group; ++gi)
+          fast::prepackA(fast::MatRef{w + gi * mg * K, K, 1}, mg, K, d + gi * wPackedStride);
+      });
+    });
+    if (pk) wPacked = pk->data();
+  }
   auto one = [&](int64_t job, ThreadPool* pool) {
     int64_t n = job / g.group, gi = job % g.group;
     const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
@@ -303,6 +315,7 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     s.n = P;
     s.k = K;
     s.a = fast::MatRef{w + gi * mg * K, K, 1};
+    if (wPacked) s.aPacked = wPacked + gi * wPackedStride;
     ConvPack cp{xg, &g};
     if (direct) {
       s.b = fast::MatRef{xg, g.h * g.w, 1};

@@ -266,26 +266,46 @@ void packB(const MatRef& B, int64_t k0, int64_t kc, int64_t j0, int64_t nc, floa
   }
 }
 
+// i0 is a multiple of kMR and j0 of kNR (sgemm rounds its blocks), so a pre-packed operand's
+// panels line up with the item's: slice pc's block starts at pc * (rows rounded up to R), and
+// panel p inside it at p * R * kc, as in the scratch buffer.
 void runItem(const GemmSpec& s, const TileCtx& tproto, int64_t i0, int64_t mc, int64_t j0, int64_t nc) {
-  float* ap = scratchA().get(roundUp(mc, kMR) * kKC);
-  float* bp = scratchB().get(roundUp(nc, kNR) * kKC);
+  float* ap = s.aPacked ? nullptr : scratchA().get(roundUp(mc, kMR) * kKC);
+  float* bp = s.bPacked ? nullptr : scratchB().get(roundUp(nc, kNR) * kKC);
   for (int64_t pc = 0; pc < s.k; pc += kKC) {
     int64_t kc = std::min(kKC, s.k - pc);
-    if (s.packB)
-      s.packB(s.packBSelf, bp, pc, kc, j0, nc);
-    else
-      packB(s.b, pc, kc, j0, nc, bp);
-    packA(s.a, i0, mc, pc, kc, ap);
+    const float* a0;
+    const float* b0;
+    int64_t aStride, bStride;  // floats from one panel to the next
+    if (s.bPacked) {
+      b0 = s.bPacked + pc * roundUp(s.n, kNR) + (j0 / kNR) * kNR * kc;
+      bStride = kNR * kc;
+    } else {
+      if (s.packB)
+        s.packB(s.packBSelf, bp, pc, kc, j0, nc);
+      else
+        packB(s.b, pc, kc, j0, nc, bp);
+      b0 = bp;
+      bStride = kNR * kc;
+    }
+    if (s.aPacked) {
+      a0 = s.aPacked + pc * roundUp(s.m, kMR) + (i0 / kMR) * kMR * kc;
+      aStride = kMR * kc;
+    } else {
+      packA(s.a, i0, mc, pc, kc, ap);
+      a0 = ap;
+      aStride = kMR * kc;
+    }
     TileCtx t = tproto;
     t.first = pc == 0;
     t.last = pc + kc >= s.k;
     for (int64_t jr = 0; jr < nc; jr += kNR) {
       int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
-      const float* bpan = bp + (jr / kNR) * kNR * kc;
+      const float* bpan = b0 + (jr / kNR) * bStride;
       for (int64_t ir = 0; ir < mc; ir += kMR) {
         int mr = static_cast<int>(std::min<int64_t>(kMR, mc - ir));
         float* ct = s.c + (i0 + ir) * s.ldc + j0 + jr;
-        microKernel(kc, ap + (ir / kMR) * kMR * kc, bpan, ct, s.ldc, i0 + ir, j0 + jr, mr, nr, t);
+        microKernel(kc, a0 + (ir / kMR) * aStride, bpan, ct, s.ldc, i0 + ir, j0 + jr, mr, nr, t);
       }
     }
   }
@@ -362,6 +382,17 @@ void gemvSmallN(const GemmSpec& s, ThreadPool* pool) {
 }
 
 }  // namespace
+
+int64_t prepackedASize(int64_t m, int64_t k) { return roundUp(m, kMR) * k; }
+int64_t prepackedBSize(int64_t k, int64_t n) { return roundUp(n, kNR) * k; }
+// Slice-major, exactly what runItem would pack: for each KC slice pc (all full but the last), the
+// whole operand's panels over that slice, at offset pc * (M or N rounded up to the panel).
+void prepackA(const MatRef& A, int64_t m, int64_t k, float* dst) {
+  for (int64_t pc = 0; pc < k; pc += kKC) packA(A, 0, m, pc, std::min(kKC, k - pc), dst + pc * roundUp(m, kMR));
+}
+void prepackB(const MatRef& B, int64_t k, int64_t n, float* dst) {
+  for (int64_t pc = 0; pc < k; pc += kKC) packB(B, pc, std::min(kKC, k - pc), 0, n, dst + pc * roundUp(n, kNR));
+}
 
 int gemmMR() { return kMR; }
 int gemmNR() { return kNR; }
@@ -454,6 +485,13 @@ int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     s.ldres = N;
   }
   s.ep = Epilogue::fromAttrs(a);
+  if (fast::usesPanels(s) && ctx.constant(1)) {  // weights: packed once per handle
+    const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+      return fast::Prepacked::make(fast::prepackedBSize(K, N),
+                                   [&](float* d) { fast::prepackB(s.b, K, N, d); });
+    });
+    if (pk) s.bPacked = pk->data();
+  }
   fast::sgemm(s, ctx.pool);
   return 0;
 }
@@ -509,7 +547,15 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
     return s;
   };
   if (nbatchB == 1) {  // B shared by every batch: fold A's batch into M
-    fast::sgemm(spec(pa, pb, pc, nbatch * M), ctx.pool);
+    fast::GemmSpec s = spec(pa, pb, pc, nbatch * M);
+    if (fast::usesPanels(s) && ctx.constant(1)) {  // weights: packed once per handle
+      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+        return fast::Prepacked::make(fast::prepackedBSize(K, N),
+                                     [&](float* d) { fast::prepackB(s.b, K, N, d); });
+      });
+      if (pk) s.bPacked = pk->data();
+    }
+    fast::sgemm(s, ctx.pool);
     return 0;
   }
   // Element strides of each batch dim in A and B (0 where broadcast).

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 
 #include "mg_kernels.h"
 #include "mg_runtime.h"
@@ -44,6 +45,48 @@ struct GemmSpec {
   const float* res = nullptr;    // optional residual, row stride ldres, column stride 1
   int64_t ldres = 0;
   Epilogue ep;                   // activation applied last
+  // Optional operands already in the micro-kernel's layout (prepackA / prepackB), for weights
+  // packed once per model handle instead of once per run. `a` / `b` must still describe the
+  // same matrices (the matrix-vector paths read them).
+  const float* aPacked = nullptr;
+  const float* bPacked = nullptr;
+};
+
+// Pre-packing: A (M x K) as MR-high panels, B (K x N) as NR-wide panels, zero padded, slice by
+// KC slice (the layout sgemm packs per call); sizes in floats.
+int64_t prepackedASize(int64_t m, int64_t k);
+int64_t prepackedBSize(int64_t k, int64_t n);
+void prepackA(const MatRef& A, int64_t m, int64_t k, float* dst);
+void prepackB(const MatRef& B, int64_t k, int64_t n, float* dst);
+// Whether sgemm(s) takes the packed (blocked) path, i.e. reads aPacked / bPacked at all: matrix-
+// vector shapes (M or N at most 4, B not custom-packed) use dot/axpy loops on a and b instead.
+inline bool usesPanels(const GemmSpec& s) { return s.packB || (s.m > 4 && s.n > 4); }
+// A pre-packed operand kept in a step's state (mg_runtime.h, StepState), 64-byte aligned like
+// the packing scratch (the micro-kernel loads B panels with aligned vector loads).
+class Prepacked {
+ public:
+  explicit Prepacked(int64_t floats)
+      : p_(static_cast<float*>(::operator new(static_cast<size_t>(floats > 0 ? floats : 1) * sizeof(float),
+                                              std::align_val_t(64), std::nothrow))) {}
+  ~Prepacked() { ::operator delete(p_, std::align_val_t(64)); }
+  // Packs with fill(data) into a new buffer; null when memory runs out (the caller then packs
+  // per run as without a state).
+  template <typename Fill>
+  static Prepacked* make(int64_t floats, Fill fill) {
+    auto* p = new (std::nothrow) Prepacked(floats);
+    if (p && !p->p_) {
+      delete p;
+      return nullptr;
+    }
+    if (p) fill(p->p_);
+    return p;
+  }
+  Prepacked(const Prepacked&) = delete;
+  Prepacked& operator=(const Prepacked&) = delete;
+  float* data() const { return p_; }
+
+ private:
+  float* p_;
 };
 
 // Register tile of the compiled micro-kernel (depends on the target ISA macros).

@@ -79,10 +79,40 @@ class ThreadPool;
 void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)>& fn);
 
+// What a kernel may keep between runs of one step of one model handle (weights repacked into the
+// kernel's own layout, say). Owned by the handle, freed with it; null where the caller keeps none
+// (the interpreter). Only derived from operands marked constant in Ctx::constInputs, whose bytes
+// never change while the handle lives.
+struct StepState {
+  void* data = nullptr;
+  void (*release)(void*) = nullptr;
+  StepState() = default;
+  StepState(const StepState&) = delete;
+  StepState& operator=(const StepState&) = delete;
+  ~StepState() { reset(); }
+  void reset() {
+    if (release && data) release(data);
+    data = nullptr;
+    release = nullptr;
+  }
+  // The state as T, created by `make()` on first use (T must be default-destructible).
+  template <typename T, typename Make>
+  T* getOr(Make make) {
+    if (!data) {
+      data = make();
+      release = [](void* q) { delete static_cast<T*>(q); };
+    }
+    return static_cast<T*>(data);
+  }
+};
+
 struct Ctx {
   ThreadPool* pool = nullptr;
+  StepState* state = nullptr;  // this step's state, or null (keep nothing)
+  uint32_t constInputs = 0;    // bit i: operand i is a weight, constant while state lives
   char error[256] = {0};
   int fail(const char* fmt, ...);  // formats into error, returns 1
+  bool constant(int input) const { return state && input < 32 && (constInputs >> input & 1u); }
 };
 
 using KernelFn = int (*)(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);

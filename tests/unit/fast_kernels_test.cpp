@@ -5,6 +5,9 @@
 // pools; each on 1 and 2 threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -84,7 +87,30 @@ int run(const char* op, const std::string& attrs, std::vector<Tensor> in, Tensor
   mgrt::Attrs a(attrs.c_str());
   mgrt::Ctx ctx;
   ctx.pool = pool;
-  return f(a, in.data(), static_cast<int>(in.size()), out, nout, ctx);
+  int rc = f(a, in.data(), static_cast<int>(in.size()), out, nout, ctx);
+  // GEMM-based kernels keep operand 1 (the weights) packed in a step state when told it is
+  // constant: run them again that way, twice (the first run packs, the second reuses the packing),
+  // and expect the very same bits (same micro-kernel, same summation order).
+  std::string o(op);
+  bool gemmBased = o == "Conv" || o == "Gemm" || o == "MatMul";
+  bool inPlace = false;
+  for (const Tensor& t : in)
+    inPlace = inPlace || (t.data && out[0].data && t.data == out[0].data);
+  if (rc != 0 || nout != 1 || !gemmBased || inPlace || out[0].dtype != mgrt::kF32) return rc;
+  const float* y = static_cast<const float*>(out[0].data);
+  std::vector<float> first(y, y + out[0].numel());
+  mgrt::StepState state;
+  mgrt::Ctx packed;
+  packed.pool = pool;
+  packed.state = &state;
+  packed.constInputs = 1u << 1;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(static_cast<float*>(out[0].data), static_cast<float*>(out[0].data) + out[0].numel(), -7.f);
+    EXPECT_EQ(f(a, in.data(), static_cast<int>(in.size()), out, nout, packed), 0) << op;
+    EXPECT_EQ(std::memcmp(first.data(), y, first.size() * sizeof(float)), 0)
+        << op << " " << attrs << ": pre-packed weights (pass " << pass << ") changed the result";
+  }
+  return rc;
 }
 
 class FastKernels : public ::testing::TestWithParam<int> {
