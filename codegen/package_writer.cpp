@@ -241,7 +241,8 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   vars["SOURCE_EXT"] = sourceExt;
   if (gpu) {
     MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile(o.device));
-    MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames, o.tuning));
+    MG_ASSIGN_OR_RETURN(GpuEmitSummary gs, emitGpuProgram(g, plan, device, vars, o.inputNames, o.outputNames, o.tuning,
+                                                                 o.precision == "fp16"));
     sum.launches = gs.launches;
     sum.jointLaunches = gs.jointLaunches;
     sum.kernels = gs.kernels;
@@ -252,6 +253,10 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     sum.launchTiles = gs.launchTiles;
     bool cuda = o.target == "cuda";
     vars["CUDA"] = cuda ? "1" : "0";
+    vars["PRECISION"] = o.precision == "fp16"
+                            ? "fp16: GEMM, MatMul and Conv multiply half-rounded operands on tensor "
+                              "cores (wmma) with fp32 accumulation; activations stay fp32 in memory"
+                            : "fp32";
     vars["HIP"] = cuda ? "0" : "1";
     std::string arch = o.arch;
     for (char& c : arch) if (c == ',') c = ';';

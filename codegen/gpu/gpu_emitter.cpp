@@ -158,7 +158,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                         const DeviceProfile& device, TemplateVars& vars,
                                         const std::vector<std::string>& inputNames,
                                         const std::vector<std::string>& outputNames,
-                                        const TuningChoice* tuning) {
+                                        const TuningChoice* tuning, bool fp16) {
   using namespace gpu;
   // The host tables (slots, ports, copies) are the CPU emitter's; slots are numbered the same way.
   MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, inputNames, outputNames));
@@ -170,6 +170,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     }
   LowerContext cx;
   cx.slots = &slots;
+  cx.fp16 = fp16;
 
   // Steps -> launches: joint groups' contiguous members share one launch.
   std::vector<Launch> launches;

@@ -41,6 +41,7 @@ struct LowerContext {
   int functorCounter = 0;  // functor names are F<step>_<k>: unique per package
   int step = 0;
   int64_t scratchBytes = 0;  // scratch used by the launch being lowered (the emitter resets it)
+  bool fp16 = false;  // --precision fp16: Gemm/MatMul/Conv on the tensor-core programs (F16)
 
   int slot(const Value* v) const { return slots->at(v); }
   // "SCRATCH(off)": the device address of `bytes` bytes of temporary memory for the node being
@@ -70,7 +71,8 @@ std::string intList(const std::vector<int64_t>& v);  // "{1, 2, 3}"
 GpuItem programItem(const std::string& family, const std::string& args,
                     const std::string& paramsType, int threads, bool syncs, const std::string& tile);
 // A gemmBlock item with the cost model's GEMM tile (or the default); `init` left to the caller.
-GpuItem gemmItem(const TileConfig& tile);
+// fp16: the tensor-core program gemmF16Block (same tiles; all of kGemmTiles are multiples of 16).
+GpuItem gemmItem(const TileConfig& tile, bool fp16 = false);
 // Map items (lower_map.cpp): one operand of mgk::mapBlock, a strided view of a value, and the
 // item out[o] = functor(operands) over `dims`; functorHead(name) opens a generated functor's
 // struct and operator() (locals: in, idx, out, o), kFunctorTail closes it.
@@ -99,6 +101,11 @@ bool lowerRecurrentFamily(const Node& n, const TileConfig& tile, LowerContext& c
 // refuse (it claims a node only then, so lowerNode asks it first).
 bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
                       Expected<std::vector<GpuItem>>& out);
+// lower_conv_nd.cpp: the direct programs of mg_conv_nd.cuh: Conv with 3+ spatial dims or on
+// float64, ConvTranspose, MaxPool/AveragePool with 3+ spatial dims or on float64 (and AveragePool's
+// count_include_pad with ceil_mode); lower_compute.cpp hands those nodes over.
+Expected<std::vector<GpuItem>> lowerConvNd(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerPoolNd(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 }  // namespace gpu
 }  // namespace magneto

@@ -48,6 +48,12 @@ Tile gemmTile(const TileConfig& t) {
   }
   return r;
 }
+// The tensor-core programs need BM, BN multiples of 16, 32 | THREADS and whole fragments per
+// warp (GemmTileF16); every kGemmTiles entry has them. A tile that had not would stay fp32.
+bool gemmFitsF16(const Tile& t) {
+  return t.m % 16 == 0 && t.n % 16 == 0 && t.threads % 32 == 0 &&
+         (t.m / 16) * (t.n / 16) % (t.threads / 32) == 0;
+}
 
 
 // Pads of one spatial axis: explicit, or from auto_pad and the output extent.
@@ -67,9 +73,8 @@ void spatialPad(const Node& n, int axis, int spatialRank, int64_t in, int64_t ou
 
 Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *w = n.input(1), *b = n.input(2), *res = n.input(3), *y = n.output(0);
-  if (x->dtype() != DType::kF32) return unsupported("{}: Conv on {} (the cuda/hip targets do f32)", n.describe(), dtypeName(x->dtype()));
-  if (x->rank() != 4 && x->rank() != 3)
-    return unsupported("{}: {}-D convolution (the cuda/hip targets do 1-D and 2-D)", n.describe(), x->rank() - 2);
+  // 3-D and up, and float64: the direct N-D program (lower_conv_nd.cpp).
+  if (x->dtype() != DType::kF32 || (x->rank() != 4 && x->rank() != 3)) return lowerConvNd(n, tile, cx);
   int sr = x->rank() - 2;
   bool oneD = sr == 1;
   int64_t group = n.attrs().getInt("group", 1);
@@ -93,8 +98,10 @@ Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, 
   } else {
     Tile t = gemmTile(tile);
     // convBlock<BM = output channels, BN = pixels>: the transpose of the cost model's tile.
-    it = programItem("conv", fmt::format("{}, {}, {}", t.n, t.m, t.threads), "mgk::ConvParams", t.threads,
-              true, fmt::format("{}x{} t{}", t.n, t.m, t.threads));
+    // fp16: the tensor-core program, same tiles (BM, BN multiples of 16: gemmFitsF16).
+    it = programItem(cx.fp16 && gemmFitsF16(t) ? "convF16" : "conv", fmt::format("{}, {}, {}", t.n, t.m, t.threads),
+              "mgk::ConvParams", t.threads, true,
+              fmt::format("{}x{} t{}{}", t.n, t.m, t.threads, cx.fp16 && gemmFitsF16(t) ? " fp16" : ""));
   }
   it.init = fmt::format(
       "p.N = {}; p.C = {}; p.H = {}; p.W = {}; p.K = {}; p.R = {}; p.S = {}; p.group = {};\n"
@@ -175,7 +182,7 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
       return unsupported("{}: MatMul batch broadcasting {} x {} (the cuda/hip targets need equal or absent batch dims)",
                          n.describe(), a->type().str(), b->type().str());
   }
-  GpuItem it = gemmItem(tile);
+  GpuItem it = gemmItem(tile, cx.fp16);
   const Value* res = n.kind() == "Gemm" ? nullptr : n.input(2);  // MatMul's residual operand
   it.init = fmt::format(
       "p.batch = {}; p.M = {}; p.N = {}; p.K = {};\n"
@@ -191,9 +198,12 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
 
 Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
-  if (x->dtype() != DType::kF32) return unsupported("{}: pooling on {}", n.describe(), dtypeName(x->dtype()));
-  if (x->rank() != 4 && x->rank() != 3)
-    return unsupported("{}: {}-D pooling (the cuda/hip targets do 1-D and 2-D)", n.describe(), x->rank() - 2);
+  // 3-D and up, float64, and AveragePool's count_include_pad with ceil_mode (whose divisor the 2-D
+  // program does not cut at the end padding): the N-D program (lower_conv_nd.cpp).
+  if (x->dtype() != DType::kF32 || (x->rank() != 4 && x->rank() != 3) ||
+      (n.kind() == "AveragePool" && n.attrs().getInt("count_include_pad", 0) != 0 &&
+       n.attrs().getInt("ceil_mode", 0) != 0))
+    return lowerPoolNd(n, tile, cx);
   if (n.numOutputs() > 1 && n.output(1) && (n.output(1)->hasUses() || n.output(1)->isGraphOutput()))
     return unsupported("{}: MaxPool's Indices output on the cuda/hip targets", n.describe());
   int sr = x->rank() - 2;
@@ -327,16 +337,18 @@ GpuItem programItem(const std::string& family, const std::string& args, const st
   return it;
 }
 
-GpuItem gemmItem(const TileConfig& tile) {
+GpuItem gemmItem(const TileConfig& tile, bool fp16) {
   Tile t = gemmTile(tile);
-  return programItem("gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams", t.threads,
-              true, fmt::format("{}x{} t{}", t.m, t.n, t.threads));
+  fp16 = fp16 && gemmFitsF16(t);
+  return programItem(fp16 ? "gemmF16" : "gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams",
+              t.threads, true, fmt::format("{}x{} t{}{}", t.m, t.n, t.threads, fp16 ? " fp16" : ""));
 }
 
 bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
                         Expected<std::vector<GpuItem>>& out) {
   const std::string& k = n.kind();
   if (k == "Conv") out = lowerConv(n, tile, cx);
+  else if (k == "ConvTranspose") out = lowerConvNd(n, tile, cx);
   else if (k == "Gemm" || k == "MatMul") out = lowerGemm(n, tile, cx);
   else if (k == "MaxPool" || k == "AveragePool") out = lowerPool(n, tile, cx);
   else if (reduceCode(k) >= 0) out = lowerReduce(n, tile, cx);

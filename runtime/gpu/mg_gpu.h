@@ -22,7 +22,9 @@
 //                        threads as a plain loop, without fibers (a broken promise is an error).
 // Device names: MG_WARP_SIZE, MG_DEVICE, MG_HOST_DEVICE, MG_DYNAMIC_SHARED(type, name),
 // mgShfl/mgShflDown/mgShflXor (full-warp shuffles), mgSyncWarp, mg_half with mgHalfToFloat and
-// mgFloatToHalf. On HIP, CUDA's *_sync warp intrinsics are provided with 32-lane semantics so
+// mgFloatToHalf, and (CUDA and the emulation: MG_HAS_WMMA) the tensor-core fragments as
+// namespace mg_wmma (nvcuda::wmma's fragment, fill_fragment, load/store_matrix_sync, mma_sync;
+// emulated in mg_emu_wmma.h). On HIP, CUDA's *_sync warp intrinsics are provided with 32-lane semantics so
 // that kernels written in CUDA syntax compile unchanged.
 //
 // Part of runtime/gpu/, which generated packages copy verbatim: standard C++17, POSIX, pthreads.
@@ -176,6 +178,15 @@ using mg_half = __half;
 MG_HOST_DEVICE float mgHalfToFloat(mg_half h) { return __half2float(h); }
 MG_HOST_DEVICE mg_half mgFloatToHalf(float f) { return __float2half(f); }
 
+// Tensor-core fragments (the fp16 GEMM programs): CUDA's nvcuda::wmma as mg_wmma, where nvcc
+// compiles device code. HIP has no wmma here (its matrix cores are not used yet): no
+// MG_HAS_WMMA, and the fp16 programs are left out.
+#if defined(MG_GPU_BACKEND_CUDA) && defined(__CUDACC__)
+#include <mma.h>
+namespace mg_wmma = nvcuda::wmma;
+#define MG_HAS_WMMA 1
+#endif
+
 // Warp intrinsics exist only where a device compiler is at work.
 #if defined(__CUDACC__) || defined(__HIP__)
 #if defined(MG_GPU_BACKEND_CUDA)
@@ -311,6 +322,10 @@ inline mgError_t mgLaunchNoSync(void (*kernel)(P...), dim3 grid, dim3 block,
 using mg_half = __half;
 MG_HOST_DEVICE float mgHalfToFloat(mg_half h) { return __half2float(h); }
 MG_HOST_DEVICE mg_half mgFloatToHalf(float f) { return __float2half(f); }
+
+// Tensor-core fragments, emulated per thread (mg_emu_wmma.h): the same names as nvcuda::wmma.
+namespace mg_wmma = mg_emu::wmma;
+#define MG_HAS_WMMA 1
 
 template <typename T>
 MG_DEVICE T mgShfl(T v, int srcLane) { return __shfl_sync(0xffffffffu, v, srcLane); }

@@ -15,6 +15,7 @@
 //   mg_emu_device.h   device intrinsics: barriers, shuffles, votes, atomics, fences
 //   mg_emu_grid.h     grid over a pool of OS threads, launch checks, error state
 //   mg_emu_host.h     memory, streams, events, graph capture, launch
+//   mg_emu_wmma.h     tensor-core fragments (nvcuda::wmma subset), one full tile per thread
 //
 // Part of runtime/gpu/, which generated packages copy verbatim: standard C++17, POSIX, pthreads.
 #pragma once
@@ -29,6 +30,7 @@
 #include "mg_emu_device.h"
 #include "mg_emu_grid.h"
 #include "mg_emu_host.h"
+#include "mg_emu_wmma.h"
 
 // Last, after every standard header the emulation needs (<memory> among them): libstdc++
 // writes __attribute__((__noinline__)), which this macro would break if defined earlier.

@@ -27,6 +27,7 @@ Expected<std::string> benchKey(const BenchOptions& o) {
                                  MAGNETO_VERSION, c.target, o.emulate, c.arch, c.device, c.name, c.weightsFile,
                                  c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);
   for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
+  if (c.precision != "fp32") opts += "precision=" + c.precision + ";";
   if (!c.tuningFile.empty()) {  // the record's tiles decide the kernels
     MG_ASSIGN_OR_RETURN(std::string record, readFile(c.tuningFile));
     opts += "tuning=" + hashHex(hashString(record)) + ";";

@@ -61,6 +61,12 @@ const Flag kFlags[] = {
     {"--shape", nullptr, "INPUT=DIMS", kModel | kReport | kTune,
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
+    {"--precision", nullptr, "P", kModel | kTune,
+     "fp32 (default) or fp16: with --target cuda, GEMM, MatMul and Conv multiply half-rounded "
+     "operands on tensor cores (wmma, sm_70 and newer) with fp32 accumulation; activations stay fp32 in "
+     "memory. check's default tolerance becomes rtol 2e-2, atol 2e-3. Not supported for hip or "
+     "cpu (exit status 2)",
+     "--precision fp16"},
     {"--weights-file", nullptr, nullptr, kModel,
      "do not embed the weights: NAME_create(&m, PATH) loads NAME_weights.bin at run time",
      "--weights-file"},
@@ -88,9 +94,9 @@ const Flag kFlags[] = {
      "for --target cpu)",
      "--emulate"},
     {"--rtol", nullptr, "R", kCheck | kRegress,
-     "relative tolerance (default 1e-3; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
+     "relative tolerance (default 1e-3, 2e-2 with --precision fp16; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
-     "absolute tolerance (default 1e-4; regress: the model's meta.json, else 1e-4)", "--atol 1e-5"},
+     "absolute tolerance (default 1e-4, 2e-3 with --precision fp16; regress: the model's meta.json, else 1e-4)", "--atol 1e-5"},
     {"--threads", nullptr, "N", kCheck | kBench | kRegress,
      "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
     {"--device-time", nullptr, nullptr, kBench,
@@ -143,19 +149,19 @@ const Command kCommands[] = {
     {"compile", kCompile,
      "magnetoc compile MODEL.onnx -o OUT_DIR [--target cpu|cuda|hip] [--arch ARCH] [--name NAME]\n"
      "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]\n"
-     "        [--device PROFILE] [--tuning RECORD.json]",
+     "        [--device PROFILE] [--tuning RECORD.json] [--precision fp32|fp16]",
      "Compiles an ONNX model into a C library package: NAME.h, NAME.cpp, weights, runtime/,\n"
      "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
     {"check", kCheck,
      "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
-     "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR]",
+     "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR] [--precision fp32|fp16]",
      "Compiles the model, builds it (fast path: the runtime is compiled once into a cache), runs\n"
      "each data set's input_K.pb and compares with output_K.pb, one line per output. Inputs that\n"
      "decide output shapes are bound to the data's values; symbolic input dims take the data's\n"
      "shape. Exit status 0 when every output is within |got-exp| <= atol + rtol*|exp|, else 1."},
     {"bench", kBench,
      "magnetoc bench MODEL.onnx [--target cpu] [--threads N] [--runs N] [--warmup N]\n"
-     "        [--shape INPUT=DIMS]... [--work-dir DIR]",
+     "        [--shape INPUT=DIMS]... [--work-dir DIR] [--precision fp32|fp16]",
      "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
      "prints min_ms, mean_ms and, last, median_ms=X."},
     {"report", kReport,
@@ -166,7 +172,8 @@ const Command kCommands[] = {
      "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
     {"tune", kTune,
      "magnetoc tune MODEL.onnx --target cuda|hip -o RECORD.json [--arch ARCH] [--device PROFILE]\n"
-     "        [--variants K] [--runs N] [--emulate] [--work-dir DIR] [--no-parallel-opt]",
+     "        [--variants K] [--runs N] [--emulate] [--work-dir DIR] [--no-parallel-opt]\n"
+     "        [--precision fp32|fp16]",
      "Measured co-tuning: builds the model K times, variant k giving every kernel launch (joint\n"
      "kernels included) its k-th tile candidate of the cost model, times each launch of each variant\n"
      "on the GPU (device events between launches, median of N runs), and writes per launch the\n"
@@ -313,7 +320,7 @@ int runCommand(const Command& c, int argc, char** argv) {
   ReportOptions ro;
   RegressOptions rg;
   TuneOptions tu;
-  bool threadsGiven = false;
+  bool threadsGiven = false, rtolGiven = false, atolGiven = false;
   int threads = 1;
   for (const auto& [f, v] : p.flags) {
     std::string n = f->name;
@@ -329,6 +336,10 @@ int runCommand(const Command& c, int argc, char** argv) {
       if (!dims.ok()) return usageError(c.name, "--shape " + v + ": " + dims.status().message());
       co.shapes[v.substr(0, eq)] = dims.value();
     } else if (n == "--weights-file") co.weightsFile = true;
+    else if (n == "--precision") {
+      if (v != "fp32" && v != "fp16") return usageError(c.name, "--precision expects fp32 or fp16, got '" + v + "'");
+      co.precision = v;
+    }
     else if (n == "--passes") {
       co.passes = v;
       co.passesGiven = true;
@@ -349,6 +360,7 @@ int runCommand(const Command& c, int argc, char** argv) {
       double x;
       if (!parseNumber(v, x) || !(x >= 0)) return usageError(c.name, n + " expects a number >= 0, got '" + v + "'");
       (n == "--rtol" ? ck.rtol : ck.atol) = x;
+      (n == "--rtol" ? rtolGiven : atolGiven) = true;
     } else if (n == "--threads") {
       if (!parseCount(v, 1, threads)) return usageError(c.name, "--threads expects a number >= 1, got '" + v + "'");
       threadsGiven = true;
@@ -372,6 +384,13 @@ int runCommand(const Command& c, int argc, char** argv) {
   }
 
   std::string cmd = c.name;
+  if (co.precision == "fp16") {
+    // Refused before any work for hip and cpu (exit status 2); check's tolerance loosens.
+    if (Status s = checkTarget(co.target); !s.ok()) return reportError(s);
+    if (Status s = checkPrecision(co.target, co.precision); !s.ok()) return reportError(s);
+    if (!rtolGiven) ck.rtol = 2e-2;
+    if (!atolGiven) ck.atol = 2e-3;
+  }
   if (cmd == "compile") {
     if (co.outDir.empty()) return usageError(c.name, "no output folder: add -o OUT_DIR");
     auto r = compileModel(co);

@@ -20,9 +20,23 @@ Status checkTarget(const std::string& target) {
   return badInput("unknown target '{}'; choose cpu, cuda or hip", target);
 }
 
+Status checkPrecision(const std::string& target, const std::string& precision) {
+  if (precision == "fp32") return Status::success();
+  if (precision != "fp16") return badInput("unknown --precision '{}'; choose fp32 or fp16", precision);
+  if (target == "cuda") return Status::success();
+  if (target == "hip")
+    return unsupported("--precision fp16 is not supported for --target hip: the hip target has no "
+                       "matrix-core (MFMA) path yet; use --precision fp32, or --target cuda for "
+                       "tensor cores");
+  return unsupported("--precision fp16 is not supported for --target {}: fp16 is the cuda "
+                     "target's tensor-core path; the cpu target computes in fp32 only",
+                     target);
+}
+
 Expected<CompileResult> compileModel(const CompileOptions& o) {
   Reporter rep(o.common.verbosity);
   MG_RETURN_IF_ERROR(checkTarget(o.target));
+  MG_RETURN_IF_ERROR(checkPrecision(o.target, o.precision));
   if (o.outDir.empty()) return badInput("no output folder: add -o OUT_DIR");
   std::string name = o.name.empty() ? packageNameFromPath(o.model) : o.name;
   if (!isValidPackageName(name))
@@ -88,6 +102,7 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   po.embedWeights = !o.weightsFile;
   po.arch = o.arch;
   po.device = ctx.device;
+  po.precision = o.precision;
   if (g->inputs().size() == inputNames.size()) po.inputNames = inputNames;
   if (g->outputs().size() == outputNames.size()) po.outputNames = outputNames;
   TuningChoice tuning;

@@ -82,6 +82,45 @@ for t in "${sample[@]}"; do
     tail -3 "$work/$t.log"; bad "node $t --target cuda --emulate"
   fi
 done
+# 3-D convolutions and pools, and ConvTranspose (mg_conv_nd.cuh), on both targets: every node test
+# of ConvTranspose and of the 3-D pools, AveragePool's ceil_mode with count_include_pad, and the
+# pytorch-converted 3-D Conv/Pool cases (groups, dilations, strides, pads, no bias).
+pt=/usr/share/libonnx-testdata/data/pytorch-converted
+nd_sample=("$data/test_convtranspose" "$data/test_convtranspose_1d" "$data/test_convtranspose_3d"
+           "$data/test_convtranspose_autopad_same" "$data/test_convtranspose_dilations"
+           "$data/test_convtranspose_kernel_shape" "$data/test_convtranspose_output_shape"
+           "$data/test_convtranspose_pad" "$data/test_convtranspose_pads" "$data/test_convtranspose_with_kernel"
+           "$data/test_averagepool_3d_default" "$data/test_maxpool_3d_default" "$data/test_averagepool_2d_ceil"
+           "$pt/test_Conv3d" "$pt/test_Conv3d_dilated" "$pt/test_Conv3d_dilated_strided" "$pt/test_Conv3d_groups"
+           "$pt/test_Conv3d_no_bias" "$pt/test_Conv3d_stride" "$pt/test_Conv3d_stride_padding"
+           "$pt/test_ConvTranspose2d" "$pt/test_ConvTranspose2d_no_bias" "$pt/test_AvgPool3d"
+           "$pt/test_AvgPool3d_stride" "$pt/test_MaxPool3d" "$pt/test_MaxPool3d_stride"
+           "$pt/test_MaxPool3d_stride_padding")
+for d in "${nd_sample[@]}"; do
+  [ -d "$d" ] || continue
+  t=$(basename "$d")
+  args=(); for ds in "$d"/test_data_set_*; do args+=(--data "$ds"); done
+  for tg in cuda hip; do
+    if "$magnetoc" check "$d/model.onnx" "${args[@]}" --target "$tg" --emulate -q > "$work/$t-$tg.log" 2>&1; then
+      ok "node $t --target $tg --emulate"
+    else
+      tail -3 "$work/$t-$tg.log"; bad "node $t --target $tg --emulate"
+    fi
+  done
+done
+# The same programs with fused epilogues (residual, activations) and rank-5 global pools.
+if /usr/bin/python3 "$root/tests/e2e/conv_nd_model.py" "$work/conv_nd" > "$work/conv_nd.log" 2>&1; then
+  for tg in cuda hip; do
+    if "$magnetoc" check "$work/conv_nd/model.onnx" --data "$work/conv_nd/test_data_set_0" --target "$tg" --emulate -q \
+         >> "$work/conv_nd.log" 2>&1; then
+      ok "conv_nd_model (3-D Conv + residual + Relu, ConvTranspose + LeakyRelu, 3-D pools) --target $tg --emulate"
+    else
+      tail -5 "$work/conv_nd.log"; bad "conv_nd_model --target $tg --emulate"
+    fi
+  done
+else
+  tail -3 "$work/conv_nd.log"; bad "conv_nd_model.py"
+fi
 
 # An output the GPU lowering does not compute must stop the compile, never come back as garbage.
 ln=$data/test_layer_normalization_2d_axis1
@@ -128,6 +167,26 @@ if [ -d "$ib" ]; then
   if [ $rc -eq 1 ] && grep -q "not a Magneto tuning record" "$work/bad-tuning.log"; then ok "a file that is not a tuning record is refused (exit 1)"
   else cat "$work/bad-tuning.log"; bad "a bad tuning record: exit $rc"; fi
 fi
+
+echo "--- --precision fp16: GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
+for m in inception_block_small mha_block_small; do
+  d="$root/models/zoo/$m"
+  [ -d "$d" ] || continue
+  if "$magnetoc" check "$d/model.onnx" --data "$d/test_data_set_0" --target cuda --emulate --precision fp16 \
+       > "$work/fp16-$m.log" 2>&1 && grep -q "PASS.*rtol=0.02 atol=0.002" "$work/fp16-$m.log"; then
+    ok "$m --target cuda --emulate --precision fp16 ($(grep -o 'PASS.*' "$work/fp16-$m.log"))"
+  else
+    tail -3 "$work/fp16-$m.log"; bad "$m --precision fp16"
+  fi
+done
+for tg in hip cpu; do
+  "$magnetoc" compile "$root/models/zoo/inception_block_small/model.onnx" --target $tg --precision fp16 \
+    -o "$work/fp16-$tg" -q > "$work/fp16-$tg.log" 2>&1
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "precision fp16 is not supported for --target $tg" "$work/fp16-$tg.log"; then
+    ok "--precision fp16 --target $tg refused (exit 2)"
+  else cat "$work/fp16-$tg.log"; bad "--precision fp16 --target $tg: exit $rc"; fi
+done
 
 echo "--- the GPU machine's script, its CPU parts (tools/gpu/run_on_device.sh --cpu-test)"
 if "$root/tests/gpu/device_script_test.sh" > "$work/device-script.log" 2>&1; then

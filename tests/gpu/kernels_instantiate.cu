@@ -176,6 +176,16 @@ __global__ void __launch_bounds__(256) deformConvK(mgk::DeformConvParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::deformConvBlock<T, 256>(p, blockIdx.x, smem);
 }
+template <typename T>
+__global__ void __launch_bounds__(256) convNdK(mgk::ConvNdParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::convNdBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(256) poolNdK(mgk::PoolNdParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::poolNdBlock<T, 256>(p, blockIdx.x, smem);
+}
 
 // Functors shaped as lower_opset.cpp generates them.
 template <typename S, typename D>
@@ -220,7 +230,8 @@ struct ResizeTo {
 #define MG_OPSET_TYPES(X) \
   X(float) X(double) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t)
 #define MG_SCATTER(T) (void*)&scatterNDK<T>, (void*)&scatterElementsK<T>,
-#define MG_FLOATS(T) (void*)&groupNormK<T>, (void*)&col2imK<T>, (void*)&lpPoolK<T>, (void*)&deformConvK<T>,
+#define MG_FLOATS(T) (void*)&groupNormK<T>, (void*)&col2imK<T>, (void*)&lpPoolK<T>, (void*)&deformConvK<T>, \
+  (void*)&convNdK<T>, (void*)&poolNdK<T>,
 #define MG_REDUCE_OPS(T, B)                                                                      \
   MG_MAPV(ReduceTo<T, mgk::kRedSum, B>) MG_MAPV(ReduceTo<T, mgk::kRedMean, B>)                \
   MG_MAPV(ReduceTo<T, mgk::kRedMax, B>) MG_MAPV(ReduceTo<T, mgk::kRedMin, B>)                 \
@@ -251,4 +262,9 @@ int64_t opsetHostCounts(const mgk::ScatterNDParams& s, const mgk::ScatterElement
          mgk::groupNormBlocks<float, 256>(g) + mgk::groupNormSmemBytes<double, 256>() +
          mgk::col2imBlocks<float, 256>(c) + mgk::lpPoolBlocks<double, 256>(l) +
          mgk::deformConvBlocks<float, 256>(d) + mgk::scatterNDSmemBytes<int8_t, 256>();
+}
+
+int64_t convNdHostCounts(const mgk::ConvNdParams& c, const mgk::PoolNdParams& p) {
+  return mgk::convNdBlocks<float, 256>(c) + mgk::poolNdBlocks<double, 256>(p) +
+         mgk::convNdSmemBytes<double, 256>() + mgk::poolNdSmemBytes<float, 256>();
 }

@@ -44,13 +44,15 @@ struct GpuEmitSummary {
 // FORWARD, NUM_LAUNCHES, LAUNCH_TABLE) plus the slot/port/copy tables that the CPU emitter
 // writes (the host side of both packages reads them the same way).
 // `tuning`: measured tiles (compile --tuning) or a forced candidate rank (tune's variants); null:
-// the cost model's tiles. Launches whose recorded tiles are no longer candidates on `device` fall
+// the cost model's tiles. `fp16`: GEMM/MatMul/Conv use the tensor-core programs (gemmF16Block,
+// convF16Block; --precision fp16, cuda only). Launches whose recorded tiles are no longer candidates on `device` fall
 // back to the cost model (GpuEmitSummary::tunedLaunches counts those that did not).
 Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                         const DeviceProfile& device, TemplateVars& vars,
                                         const std::vector<std::string>& inputNames = {},
                                         const std::vector<std::string>& outputNames = {},
-                                        const TuningChoice* tuning = nullptr);
+                                        const TuningChoice* tuning = nullptr,
+                                        bool fp16 = false);
 
 // The first step of `plan` that the GPU targets cannot lower, as an error naming the node; ok
 // when every step can be lowered.

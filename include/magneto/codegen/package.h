@@ -36,6 +36,8 @@ struct PackageOptions {
   // cuda/hip: measured tiles (compile --tuning) or a forced candidate rank (tune); null: the
   // cost model's tiles.
   const TuningChoice* tuning = nullptr;
+  // "fp32", or "fp16" (target cuda: GEMM/MatMul/Conv use the tensor-core programs)
+  std::string precision = "fp32";
 };
 
 struct PackageSummary {

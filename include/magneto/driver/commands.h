@@ -43,6 +43,8 @@ struct CompileOptions {
   bool build = false;
   std::string tuningFile;  // cuda/hip: a record from magnetoc tune ("" = the cost model's tiles)
   int tuneVariant = -1;    // tune's builds: every launch takes its candidate of this rank
+  // "fp32" or "fp16" (cuda only: GEMM/MatMul/Conv on tensor cores, fp32 activations in memory)
+  std::string precision = "fp32";
   CommonOptions common;
 };
 
@@ -56,6 +58,8 @@ struct CompileResult {
 
 // Checks that the target is one of "cpu", "cuda", "hip".
 Status checkTarget(const std::string& target);
+// Checks --precision: "fp32" anywhere, "fp16" on cuda only (unsupported on hip and cpu).
+Status checkPrecision(const std::string& target, const std::string& precision);
 
 Expected<CompileResult> compileModel(const CompileOptions& opts);
 

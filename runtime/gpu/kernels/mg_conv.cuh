@@ -10,6 +10,9 @@
 //     Epilogue: + bias[channel], + residual (N x K x OH x OW), activation, then the store into
 //     channel yChannelOffset + g*Kg + m of a tensor with yChannels channels.
 //
+//   convF16Block<BM, BN, THREADS>(p, block, smem)   the same on tensor cores (--precision fp16,
+//     MG_HAS_WMMA: CUDA and the emulation): mg_gemm.cuh's gemmMainLoopF16
+//
 //   depthwiseBlock<ITEMS, THREADS>(p, block, smem)  direct, one output per (thread, item)
 //     For depthwise convolutions (group == C == K; any channel multiplier K = m*C works), where
 //     an implicit GEMM would have M = 1 per group and waste all but one row of every tile. It is
@@ -46,7 +49,7 @@ struct Im2colLoader {
   Digits d;     // its digits
   Digits load;  // kKStep in digits
   Digits tile;  // BK in digits
-  float v[kLoads];
+  float v[kLoads] = {};  // (zeroed: GCC cannot see that stash always follows a fetch)
 
   MG_DEVICE static Digits digits(int k, int RS, int S) {
     const int c = k / RS, rs = k - c * RS;
@@ -106,6 +109,14 @@ struct Im2colLoader {
     MGK_UNROLL
     for (int i = 0; i < kLoads; ++i) out[Swizzle<BN>::at(t / BN + i * kKStep, t % BN)] = v[i];
   }
+#if defined(MG_HAS_WMMA)
+  template <int LD>  // the fp16 program: rounded to half, row stride LD, no swizzle
+  MG_DEVICE void stashHalf(mg_half* out) const {
+    const int t = int(threadIdx.x);
+    MGK_UNROLL
+    for (int i = 0; i < kLoads; ++i) out[(t / BN + i * kKStep) * LD + t % BN] = mgFloatToHalf(v[i]);
+  }
+#endif
 };
 
 template <int BM, int BN, int THREADS>
@@ -160,6 +171,51 @@ MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
     }
   }
 }
+
+#if defined(MG_HAS_WMMA)
+// convF16Block<BM, BN, THREADS>: convBlock with the tensor-core main loop (mg_gemm.cuh,
+// gemmMainLoopF16): weights and gathered pixels rounded to half in shared memory, float
+// accumulation, the same epilogue from the staged float tile.
+template <int BM, int BN, int THREADS>
+__host__ __device__ int64_t convF16Blocks(const ConvParams& p) {
+  return convBlocks<BM, BN, THREADS>(p);
+}
+
+template <int BM, int BN, int THREADS>
+__host__ __device__ constexpr int convF16SmemBytes() {
+  return GemmTileF16<BM, BN, THREADS>::kSmemBytes;
+}
+
+template <int BM, int BN, int THREADS>
+MGK_PROGRAM void convF16Block(const ConvParams& p, int64_t block, char* smem) {
+  using T = GemmTileF16<BM, BN, THREADS>;
+  const int64_t Kg = p.K / p.group, Cg = p.C / p.group, ohw = p.OH * p.OW;
+  const int64_t M = Kg, N = p.N * ohw, Kdim = Cg * p.R * p.S;
+  const int64_t tilesN = ceilDiv(N, BN), tilesM = ceilDiv(M, BM);
+  const int64_t g = block / (tilesM * tilesN), rem = block - g * tilesM * tilesN;
+  const int64_t m0 = rem / tilesN * BM, n0 = rem % tilesN * BN;
+  const int t = int(threadIdx.x);
+  const bool active = t < THREADS;
+
+  StridedLoader<BM, THREADS> la(p.w + g * Kg * Kdim, Kdim, 1, m0, M, Kdim, t);
+  Im2colLoader<BN, THREADS> lb(p, g, n0, active ? t : 0);
+  gemmMainLoopF16<BM, BN, THREADS>(la, lb, Kdim, smem, active);
+  if (!active) return;
+
+  const float* acc = reinterpret_cast<const float*>(smem);
+  MGK_UNROLL
+  for (int i = 0; i < BM * BN / THREADS; ++i) {
+    const int e = t + i * THREADS, r = e / BN, col = e % BN;
+    const int64_t m = m0 + r, n = n0 + col;
+    if (m >= M || n >= N) continue;
+    const int64_t ch = g * Kg + m, nb = n / ohw, sp = n - nb * ohw;
+    float v = acc[r * T::kLdC + col] + (p.bias ? p.bias[ch] : 0.f);
+    if (p.residual) v += p.residual[(nb * p.K + ch) * ohw + sp];
+    p.y[(nb * p.yChannels + p.yChannelOffset + ch) * ohw + sp] =
+        applyAct(p.act, v, p.actAlpha, p.actBeta);
+  }
+}
+#endif  // MG_HAS_WMMA
 
 // ---- Direct (depthwise) convolution ---------------------------------------------------------
 template <int ITEMS, int THREADS>

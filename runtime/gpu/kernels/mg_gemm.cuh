@@ -32,6 +32,10 @@
 // contiguous, so that a warp's B reads are consecutive words and its Y writes coalesce); TM x TN
 // is the most square split of BM*BN/THREADS that divides the tile.
 //
+// gemmF16Block<BM, BN, THREADS> (--precision fp16, CUDA and the emulation only: MG_HAS_WMMA) is
+// the same program with a tensor-core main loop (wmma, half operands, float accumulation); see
+// the fp16 section at the end of this file.
+//
 // Operands of any strides: a loader reads along k when the operand is k-contiguous and along
 // m (n) otherwise, so global loads coalesce for both a matrix and its transpose. Rows, columns
 // and k beyond M, N, K read as zero and are not written.
@@ -113,7 +117,7 @@ struct StridedLoader {
   int64_t rLeft;     // rows left from r0 + rT
   int64_t kLeft;     // k left from k0 + kT
   int rT, kT, dR, dK;
-  float v[kLoads];
+  float v[kLoads] = {};  // (zeroed: GCC cannot see that stash always follows a fetch)
 
   MG_DEVICE StridedLoader(const float* x, int64_t rs, int64_t ks, int64_t r0, int64_t R,
                           int64_t K, int t) {
@@ -139,6 +143,15 @@ struct StridedLoader {
     MGK_UNROLL
     for (int i = 0; i < kLoads; ++i) tile[Swizzle<ROWS>::at(kT + i * dK, rT + i * dR)] = v[i];
   }
+#if defined(MG_HAS_WMMA)
+  // The fp16 programs: the same tile rounded to half, k-major with row stride LD, no swizzle
+  // (wmma loads need plain strided tiles).
+  template <int LD>
+  MG_DEVICE void stashHalf(mg_half* tile) const {
+    MGK_UNROLL
+    for (int i = 0; i < kLoads; ++i) tile[(kT + i * dK) * LD + rT + i * dR] = mgFloatToHalf(v[i]);
+  }
+#endif
 };
 
 // The shared main loop: acc[i][j] = sum_k A(m0 + ty + i*TY, k) * B(k, n0 + tx + j*TX) over
@@ -249,5 +262,149 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
     }
   }
 }
+
+#if defined(MG_HAS_WMMA)
+// ---- fp16: tensor cores (wmma 16x16x16, half inputs, float accumulation) --------------------
+// gemmF16Block<BM, BN, THREADS> (and convF16Block, mg_conv.cuh): the same tiles, loaders,
+// block order and epilogue as the float programs; only the main loop differs. The loaders'
+// float registers are rounded to half as they are stored into shared memory (k-major, row stride
+// ROWS + 8 halfs: no swizzle, the padding spreads a k-contiguous operand's stores over banks),
+// warp w computes 16x16 fragments w*kPerWarp ... of the BM x BN tile with mma_sync over two
+// k-steps of 16 per BK = 32 k-tile, and after the loop the float accumulators are stored into a
+// BM x (BN + 4) float tile in shared memory (overlaying the operand tiles), which the epilogue
+// reads with THREADS consecutive outputs per row sweep (coalesced stores of Y). Activations stay
+// float in memory: only the products are of half-rounded operands (|x| > 65504 overflows).
+// Needs: BM, BN multiples of 16 (every kGemmTiles entry is), THREADS a multiple of 32 with the
+// (BM/16)*(BN/16) fragments a multiple of THREADS/32, and the float program's loader rules.
+// wmma pointers must be 256-bit aligned: every fragment offset below is a multiple of 32 bytes
+// from smem, which CUDA's dynamic shared memory base is (no static __shared__ in these kernels).
+template <int BM, int BN, int THREADS>
+struct GemmTileF16 {
+  static constexpr int kWarps = THREADS / 32;
+  static constexpr int kFM = BM / 16, kFN = BN / 16;
+  static constexpr int kPerWarp = kFM * kFN / (kWarps > 0 ? kWarps : 1);
+  static constexpr int kLdA = BM + 8, kLdB = BN + 8;  // halfs
+  static constexpr int kLdC = BN + 4;                 // floats
+  static constexpr int kStage = (kLdA + kLdB) * kGemmBK;  // halfs per stage
+  static constexpr int kOperandBytes = 2 * kStage * 2;
+  static constexpr int kStagingBytes = BM * kLdC * 4;
+  static constexpr int kSmemBytes = kOperandBytes > kStagingBytes ? kOperandBytes : kStagingBytes;
+  static_assert(BM % 16 == 0 && BN % 16 == 0, "fp16 tiles are multiples of the 16x16 fragment");
+  static_assert(THREADS % 32 == 0 && kWarps > 0, "whole warps");
+  static_assert(kFM * kFN % kWarps == 0 && kPerWarp > 0, "every warp owns the same fragments");
+  static_assert(isPow2(BM) && isPow2(BN) && isPow2(THREADS), "tile sizes are powers of two");
+  static_assert(THREADS % BM == 0 && THREADS % BN == 0 && THREADS % kGemmBK == 0,
+                "loaders give each thread a fixed row or k: BM, BN and BK must divide THREADS");
+  static_assert(BM * kGemmBK % THREADS == 0 && BN * kGemmBK % THREADS == 0, "whole tiles");
+  static_assert(BM * BN % THREADS == 0, "the epilogue gives every thread the same outputs");
+};
+
+// The fp16 main loop: leaves C(m, n) = sum_k A(m0 + m, k) * B(k, n0 + n) as float at
+// smem[m * kLdC + n] for the whole BM x BN tile, after a barrier. Every thread of the block must
+// call it; `active` (threadIdx.x < THREADS, so whole warps) selects those that work.
+template <int BM, int BN, int THREADS, typename LA, typename LB>
+MG_DEVICE void gemmMainLoopF16(LA& la, LB& lb, int64_t K, char* smem, bool active) {
+  using T = GemmTileF16<BM, BN, THREADS>;
+  using mg_wmma::fragment;
+  mg_half* const base = reinterpret_cast<mg_half*>(smem);
+  const int warp = int(threadIdx.x) / 32;
+  fragment<mg_wmma::accumulator, 16, 16, 16, float> acc[T::kPerWarp];
+  MGK_UNROLL
+  for (int f = 0; f < T::kPerWarp; ++f) mg_wmma::fill_fragment(acc[f], 0.f);
+
+  const int64_t tiles = ceilDiv(K, kGemmBK);
+  if (active && tiles > 0) {
+    la.fetch();
+    lb.fetch();
+    la.template stashHalf<T::kLdA>(base);
+    lb.template stashHalf<T::kLdB>(base + T::kLdA * kGemmBK);
+  }
+  __syncthreads();
+  MGK_NO_UNROLL
+  for (int64_t kt = 0; kt < tiles; ++kt) {
+    const int cur = int(kt & 1);
+    const bool more = kt + 1 < tiles;
+    if (active) {
+      if (more) {
+        la.fetch();
+        lb.fetch();
+      }
+      const mg_half* a = base + cur * T::kStage;
+      const mg_half* b = a + T::kLdA * kGemmBK;
+      MGK_UNROLL
+      for (int kk = 0; kk < kGemmBK; kk += 16) {
+        MGK_UNROLL
+        for (int f = 0; f < T::kPerWarp; ++f) {
+          const int frag = warp * T::kPerWarp + f, fm = frag / T::kFN, fn = frag % T::kFN;
+          // The A tile is k-major (element (m, k) at k*kLdA + m): a col_major m x k matrix.
+          fragment<mg_wmma::matrix_a, 16, 16, 16, mg_half, mg_wmma::col_major> fa;
+          fragment<mg_wmma::matrix_b, 16, 16, 16, mg_half, mg_wmma::row_major> fb;
+          mg_wmma::load_matrix_sync(fa, a + kk * T::kLdA + fm * 16, T::kLdA);
+          mg_wmma::load_matrix_sync(fb, b + kk * T::kLdB + fn * 16, T::kLdB);
+          mg_wmma::mma_sync(acc[f], fa, fb, acc[f]);
+        }
+      }
+      if (more) {
+        la.template stashHalf<T::kLdA>(base + (cur ^ 1) * T::kStage);
+        lb.template stashHalf<T::kLdB>(base + (cur ^ 1) * T::kStage + T::kLdA * kGemmBK);
+      }
+    }
+    __syncthreads();
+  }
+  // Every operand read is done (the barrier above): the float tile overlays the stages.
+  float* c = reinterpret_cast<float*>(smem);
+  if (active) {
+    MGK_UNROLL
+    for (int f = 0; f < T::kPerWarp; ++f) {
+      const int frag = warp * T::kPerWarp + f, fm = frag / T::kFN, fn = frag % T::kFN;
+      mg_wmma::store_matrix_sync(c + fm * 16 * T::kLdC + fn * 16, acc[f], T::kLdC,
+                                 mg_wmma::mem_row_major);
+    }
+  }
+  __syncthreads();
+}
+
+template <int BM, int BN, int THREADS>
+__host__ __device__ int64_t gemmF16Blocks(const GemmParams& p) {
+  return gemmBlocks<BM, BN, THREADS>(p);
+}
+
+template <int BM, int BN, int THREADS>
+__host__ __device__ constexpr int gemmF16SmemBytes() {
+  return GemmTileF16<BM, BN, THREADS>::kSmemBytes;
+}
+
+template <int BM, int BN, int THREADS>
+MGK_PROGRAM void gemmF16Block(const GemmParams& p, int64_t block, char* smem) {
+  using T = GemmTileF16<BM, BN, THREADS>;
+  const int64_t tilesN = ceilDiv(p.N, BN), tilesM = ceilDiv(p.M, BM);
+  const int64_t b = block / (tilesM * tilesN), rem = block - b * tilesM * tilesN;
+  const int64_t m0 = rem / tilesN * BM, n0 = rem % tilesN * BN;
+  const int t = int(threadIdx.x);
+  const bool active = t < THREADS;
+
+  StridedLoader<BM, THREADS> la(p.A + b * p.aBatch, p.aM, p.aK, m0, p.M, p.K, t);
+  StridedLoader<BN, THREADS> lb(p.B + b * p.bBatch, p.bN, p.bK, n0, p.N, p.K, t);
+  gemmMainLoopF16<BM, BN, THREADS>(la, lb, p.K, smem, active);
+  if (!active) return;
+
+  // The float program's epilogue, per output of the staged tile.
+  const float* acc = reinterpret_cast<const float*>(smem);
+  float* y = p.Y + b * p.yBatch;
+  const float* c = p.C ? p.C + b * p.cBatch : nullptr;
+  const float* res = p.residual ? p.residual + b * p.yBatch : nullptr;
+  MGK_UNROLL
+  for (int i = 0; i < BM * BN / THREADS; ++i) {
+    const int e = t + i * THREADS, r = e / BN, col = e % BN;
+    const int64_t m = m0 + r, n = n0 + col;
+    if (m >= p.M || n >= p.N) continue;
+    float v = p.alpha * acc[r * T::kLdC + col];
+    if (c) v += p.beta * c[m * p.cM + n * p.cN];
+    const int64_t yo = m * p.yM + n * p.yN;
+    if (res) v += res[yo];
+    y[yo] = applyAct(p.act, v, p.actAlpha, p.actBeta);
+  }
+}
+#endif  // MG_HAS_WMMA
 
 }  // namespace mgk

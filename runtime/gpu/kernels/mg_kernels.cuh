@@ -17,4 +17,5 @@
 #include "mg_reduce.cuh"
 #include "mg_rows.cuh"
 #include "mg_opset.cuh"
+#include "mg_conv_nd.cuh"
 #include "mg_recurrent.cuh"
