@@ -1,7 +1,7 @@
 // The fp16 (tensor-core, wmma) block programs of --precision fp16, gemmF16Block and
 // convF16Block, in every tile of the cost model, plus a joint kernel mixing them with a float
 // program, wrapped as codegen/gpu wraps them. Compiled by tests/gpu/kernels_nvcc.sh with nvcc for
-// sm_80 and sm_90, warnings as errors. CUDA only: the hip target has no fp16 path (MG_HAS_WMMA is
+// sm_80, warnings as errors. CUDA only: the hip target has no fp16 path (MG_HAS_WMMA is
 // not defined there), so hipcc does not compile this file.
 #include "../../runtime/gpu/kernels/mg_kernels.cuh"
 
