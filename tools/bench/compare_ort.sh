@@ -2,15 +2,17 @@
 # Times Magneto's CPU target against onnxruntime-node (CPU EP) on the same models, same machine,
 # same run, at 1 and 2 threads.
 #
-#   tools/bench/compare_ort.sh [--runs R] [--threads "1 2"] [--magnetoc PATH] [--no-parallel-opt]
-#                              [--svg FILE] [--tsv FILE] [--markdown] [MODEL ...]
+#   tools/bench/compare_ort.sh [--runs R] [--rounds K] [--threads "1 2"] [--magnetoc PATH]
+#                              [--no-parallel-opt] [--svg FILE] [--tsv FILE] [--markdown] [MODEL ...]
 #
 # MODEL: a zoo folder (models/zoo/NAME, holding model.onnx and test_data_set_0/input_*.pb) or a
 # model.onnx inside one. Default: models/zoo/{inception_v3,squeezenet1_1,resnext50_32x4d} where
 # exported (models/export.py). For each model and thread count it runs
 #   magnetoc bench MODEL --threads T --runs R --work-dir TMP        (median_ms=X, last line)
 #   node tools/ort/run_ort.js MODEL --inputs ... --threads T --bench R
-# one after the other, and prints: model | threads | magneto ms | ort ms | ratio (ort/magneto;
+# one after the other (--rounds K: K times in turn, each figure the median of its K medians, so
+# that a slow minute of a shared machine hits every side alike), and prints: model | threads |
+# magneto ms | ort ms | ratio (ort/magneto;
 # above 1 means Magneto is faster). --no-parallel-opt adds a column: Magneto with the parallel
 # co-optimization off. Closing lines: the geometric mean of the ratios per thread count (and of
 # the parallel passes' gain, --no-parallel-opt ms / magneto ms). --svg FILE draws the latencies as
@@ -20,6 +22,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 runs=20
+rounds=1
 threads="1 2"
 magnetoc="${MAGNETOC:-$root/build/bin/magnetoc}"
 ablation=""
@@ -29,6 +32,7 @@ models=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
     --no-parallel-opt) ablation=1; shift ;;
@@ -68,6 +72,13 @@ median_of() {
   echo "error"
 }
 
+# The median of the given figures, or "error" when any is.
+median_of_list() {
+  local v
+  for v in "$@"; do [ "$v" = error ] && { echo error; return; }; done
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 status=0
 header="| model | threads | magneto ms | ort ms | ratio (ort/magneto) |"
 sep="|---|---|---|---|---|"
@@ -87,13 +98,21 @@ for m in "${models[@]}"; do
     status=1; continue
   fi
   for t in $threads; do
-    mg="$(median_of "$tmp/mg.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name")"
+    mgs=(); mgns=(); orts=()
+    for ((round = 0; round < rounds; round++)); do
+      mgs+=("$(median_of "$tmp/mg.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name")")
+      if [ -n "$ablation" ]; then
+        mgns+=("$(median_of "$tmp/mgn.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name-np" --no-parallel-opt)")
+      fi
+      orts+=("$(median_of "$tmp/ort.log" node "$root/tools/ort/run_ort.js" "$onnx" --inputs "${inputs[@]}" --threads "$t" --bench "$runs" --quiet)")
+    done
+    mg="$(median_of_list "${mgs[@]}")"
     [ "$mg" = error ] && { status=1; echo "compare_ort: magnetoc bench failed on $name (threads $t): $(tail -n3 "$tmp/mg.log" | tr '\n' ' ')" >&2; }
     if [ -n "$ablation" ]; then
-      mgn="$(median_of "$tmp/mgn.log" "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name-np" --no-parallel-opt)"
+      mgn="$(median_of_list "${mgns[@]}")"
       [ "$mgn" = error ] && status=1
     fi
-    ort="$(median_of "$tmp/ort.log" node "$root/tools/ort/run_ort.js" "$onnx" --inputs "${inputs[@]}" --threads "$t" --bench "$runs" --quiet)"
+    ort="$(median_of_list "${orts[@]}")"
     [ "$ort" = error ] && { status=1; echo "compare_ort: onnxruntime failed on $name (threads $t): $(tail -n3 "$tmp/ort.log" | tr '\n' ' ')" >&2; }
     ratio="-"
     if [ "$mg" != error ] && [ "$ort" != error ]; then
@@ -119,6 +138,6 @@ if [ -n "$svg" ]; then
   /usr/bin/python3 "$root/tools/bench/bar_chart.py" "$tmp/rows.tsv" -o "$svg" \
     --title "Magneto vs onnxruntime-node, CPU, median of $runs runs ($(date +%Y-%m-%d))" && echo "wrote $svg"
 fi
-echo "runs=$runs per measurement (median); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);" \
+echo "runs=$runs per measurement (median), rounds=$rounds (median of the rounds' medians); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);" \
      "onnxruntime-node $(cd "$root/tools/ort" && node -p "require('onnxruntime-node/package.json').version")"
 exit $status
