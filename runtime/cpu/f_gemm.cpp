@@ -443,6 +443,19 @@ int fallbackKernel(const char* op, const Attrs& a, const Tensor* in, int nin, Te
 
 // ---- Gemm ---------------------------------------------------------------------------------------
 
+namespace {
+// When B is operand 1 and a weight, it is packed once per model handle into the step's state and
+// the GEMM reads the panels from there.
+void usePackedWeightsB(fast::GemmSpec& s, Ctx& ctx) {
+  if (!fast::usesPanels(s) || !ctx.constant(1)) return;
+  const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+    return fast::Prepacked::make(fast::prepackedBSize(s.k, s.n),
+                                 [&](float* d) { fast::prepackB(s.b, s.k, s.n, d); });
+  });
+  if (pk) s.bPacked = pk->data();
+}
+}  // namespace
+
 int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   using fast::MatRef;
   if (nin < 2 || nout < 1) return fast::fallbackKernel("Gemm", a, in, nin, out, nout, ctx);
@@ -485,13 +498,7 @@ int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     s.ldres = N;
   }
   s.ep = Epilogue::fromAttrs(a);
-  if (fast::usesPanels(s) && ctx.constant(1)) {  // weights: packed once per handle
-    const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
-      return fast::Prepacked::make(fast::prepackedBSize(K, N),
-                                   [&](float* d) { fast::prepackB(s.b, K, N, d); });
-    });
-    if (pk) s.bPacked = pk->data();
-  }
+  usePackedWeightsB(s, ctx);
   fast::sgemm(s, ctx.pool);
   return 0;
 }
@@ -548,13 +555,7 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
   };
   if (nbatchB == 1) {  // B shared by every batch: fold A's batch into M
     fast::GemmSpec s = spec(pa, pb, pc, nbatch * M);
-    if (fast::usesPanels(s) && ctx.constant(1)) {  // weights: packed once per handle
-      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
-        return fast::Prepacked::make(fast::prepackedBSize(K, N),
-                                     [&](float* d) { fast::prepackB(s.b, K, N, d); });
-      });
-      if (pk) s.bPacked = pk->data();
-    }
+    usePackedWeightsB(s, ctx);
     fast::sgemm(s, ctx.pool);
     return 0;
   }
