@@ -12,6 +12,9 @@ const KernelEntry* fastKernels() {
       {"MaxPool", fMaxPool},
       {"AveragePool", fAveragePool},
       {"GlobalAveragePool", fGlobalAveragePool},
+      {"LSTM", fLSTM},
+      {"GRU", fGRU},
+      {"RNN", fRNN},
       {nullptr, nullptr},
   };
   return kTable;

@@ -18,13 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "k_recurrent.h"
 #include "k_recurrent_act.h"
 #include "mg_kernels.h"
 
 namespace mgrt {
 namespace {
 
-enum class Cell { kLstm, kGru, kRnn };
+using Cell = RnnCell;
 
 struct CellInfo {
   const char* op;
@@ -51,105 +52,124 @@ bool hasDims(const Tensor& t, std::initializer_list<int64_t> d) {
   return true;
 }
 
+}  // namespace
+
 template <typename T>
-int recurrentT(Cell cell, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
-               Ctx& ctx) {
+int parseRecurrent(Cell cell, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
+                   Ctx& ctx, RecurrentProblem<T>* pp) {
+  RecurrentProblem<T>& P = *pp;
   CellInfo info = infoOf(cell);
   const char* op = info.op;
   const int G = info.gates;
+  P.cell = cell;
+  P.op = op;
   if (nin < 3 || !in[0].present() || !in[1].present() || !in[2].present())
     return ctx.fail("%s: X, W and R are required", op);
   const Tensor &X = in[0], &W = in[1], &R = in[2];
-  std::string dir = a.s("direction", "forward");
+  P.dir = a.s("direction", "forward");
+  const std::string& dir = P.dir;
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
     return ctx.fail("%s: unknown direction '%s'", op, dir.c_str());
-  const int64_t nd = dir == "bidirectional" ? 2 : 1;
-  const bool layout1 = a.i("layout", 0) == 1;
+  const int64_t nd = P.nd = dir == "bidirectional" ? 2 : 1;
+  const bool layout1 = P.layout1 = a.i("layout", 0) == 1;
   if (X.rank != 3 || R.rank != 3) return ctx.fail("%s: X and R must be rank 3", op);
-  const int64_t seq = layout1 ? X.dims[1] : X.dims[0], batch = layout1 ? X.dims[0] : X.dims[1];
-  const int64_t isz = X.dims[2], h = a.i("hidden_size", R.dims[2]), gh = G * h;
+  const int64_t seq = P.seq = layout1 ? X.dims[1] : X.dims[0];
+  const int64_t batch = P.batch = layout1 ? X.dims[0] : X.dims[1];
+  const int64_t isz = P.isz = X.dims[2], h = P.h = a.i("hidden_size", R.dims[2]), gh = P.gh = G * h;
   if (h <= 0 || !hasDims(W, {nd, gh, isz}) || !hasDims(R, {nd, gh, h}) || W.dtype != X.dtype ||
       R.dtype != X.dtype)
     return ctx.fail("%s: W must be [%lld,%lld,%lld] and R [%lld,%lld,%lld] of X's type", op,
                     (long long)nd, (long long)gh, (long long)isz, (long long)nd, (long long)gh,
                     (long long)h);
-  const T* bias = nullptr;
   if (present(in, nin, 3)) {
     if (!hasDims(in[3], {nd, 2 * gh}) || in[3].dtype != X.dtype)
       return ctx.fail("%s: B must be [%lld,%lld]", op, (long long)nd, (long long)(2 * gh));
-    bias = in[3].as<T>();
+    P.bias = in[3].as<T>();
   }
-  std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+  P.lens.assign(static_cast<size_t>(batch), seq);
   if (present(in, nin, 4)) {
     const Tensor& L = in[4];
     if (!hasDims(L, {batch}) || (L.dtype != kI32 && L.dtype != kI64))
       return ctx.fail("%s: sequence_lens must be an integer [%lld]", op, (long long)batch);
     for (int64_t b = 0; b < batch; ++b) {
-      lens[b] = L.dtype == kI32 ? L.as<int32_t>()[b] : L.as<int64_t>()[b];
-      if (lens[b] < 0 || lens[b] > seq)
+      P.lens[b] = L.dtype == kI32 ? L.as<int32_t>()[b] : L.as<int64_t>()[b];
+      if (P.lens[b] < 0 || P.lens[b] > seq)
         return ctx.fail("%s: sequence_lens[%lld] = %lld is outside [0, %lld]", op, (long long)b,
-                        (long long)lens[b], (long long)seq);
+                        (long long)P.lens[b], (long long)seq);
     }
   }
-  auto stateIdx = [&](int64_t d, int64_t b) { return layout1 ? (b * nd + d) * h : (d * batch + b) * h; };
   auto checkState = [&](const Tensor& t) {
     return layout1 ? hasDims(t, {batch, nd, h}) : hasDims(t, {nd, batch, h});
   };
-  const T* h0 = nullptr;
-  const T* c0 = nullptr;
-  const T* peep = nullptr;
   if (present(in, nin, 5)) {
     if (!checkState(in[5]) || in[5].dtype != X.dtype) return ctx.fail("%s: initial_h has the wrong shape", op);
-    h0 = in[5].as<T>();
+    P.h0 = in[5].as<T>();
   }
   if (cell == Cell::kLstm && present(in, nin, 6)) {
     if (!checkState(in[6]) || in[6].dtype != X.dtype) return ctx.fail("%s: initial_c has the wrong shape", op);
-    c0 = in[6].as<T>();
+    P.c0 = in[6].as<T>();
   }
   if (cell == Cell::kLstm && present(in, nin, 7)) {
     if (!hasDims(in[7], {nd, 3 * h}) || in[7].dtype != X.dtype) return ctx.fail("%s: P must be [%lld,%lld]", op, (long long)nd, (long long)(3 * h));
-    peep = in[7].as<T>();
+    P.peep = in[7].as<T>();
   }
   // Activations, per direction.
-  const size_t perDir = info.defaultActs.size();
+  const size_t perDir = P.perDir = info.defaultActs.size();
   std::vector<std::string> names = a.strings("activations");
   if (names.empty())
     for (int64_t d = 0; d < nd; ++d) names.insert(names.end(), info.defaultActs.begin(), info.defaultActs.end());
   if (names.size() == perDir && nd == 2) names.insert(names.end(), names.begin(), names.end());
   if (names.size() != perDir * nd) return ctx.fail("%s: expected %d activations", op, (int)(perDir * nd));
-  std::vector<RnnActFn> acts;
-  int bad = buildRnnActs(names, a.floats("activation_alpha"), a.floats("activation_beta"), &acts);
+  int bad = buildRnnActs(names, a.floats("activation_alpha"), a.floats("activation_beta"), &P.acts);
   if (bad >= 0) return ctx.fail("%s: unknown activation '%s'", op, names[bad].c_str());
-  const double clip = a.has("clip") ? a.f("clip", 0.f) : std::numeric_limits<double>::infinity();
-  const bool inputForget = a.i("input_forget", 0) != 0;
-  const bool linearBeforeReset = a.i("linear_before_reset", 0) != 0;
+  P.clip = a.has("clip") ? a.f("clip", 0.f) : std::numeric_limits<double>::infinity();
+  P.inputForget = a.i("input_forget", 0) != 0;
+  P.linearBeforeReset = a.i("linear_before_reset", 0) != 0;
   // Results.
-  T* Y = nullptr;
-  T* Yh = nullptr;
-  T* Yc = nullptr;
   if (nout > 0 && out[0].present()) {
     bool ok = layout1 ? hasDims(out[0], {batch, seq, nd, h}) : hasDims(out[0], {seq, nd, batch, h});
     if (!ok) return ctx.fail("%s: Y buffer has the wrong shape", op);
-    Y = out[0].as<T>();
-    for (int64_t i = 0; i < out[0].numel(); ++i) Y[i] = T(0);
+    P.Y = out[0].as<T>();
+    for (int64_t i = 0; i < out[0].numel(); ++i) P.Y[i] = T(0);
   }
   for (int i = 1; i < nout && i < (cell == Cell::kLstm ? 3 : 2); ++i) {
     if (!out[i].present()) continue;
     if (!checkState(out[i])) return ctx.fail("%s: result %d has the wrong shape", op, i);
-    (i == 1 ? Yh : Yc) = out[i].as<T>();
+    (i == 1 ? P.Yh : P.Yc) = out[i].as<T>();
   }
-  const T* x = X.as<T>();
-  const T* w = W.as<T>();
-  const T* r = R.as<T>();
-  auto xAt = [&](int64_t t, int64_t b) { return x + (layout1 ? (b * seq + t) : (t * batch + b)) * isz; };
-  auto yIdx = [&](int64_t t, int64_t d, int64_t b) {
-    return layout1 ? ((b * seq + t) * nd + d) * h : ((t * nd + d) * batch + b) * h;
-  };
-  auto clipv = [&](double v) { return v < -clip ? -clip : (v > clip ? clip : v); };
+  P.x = X.as<T>();
+  P.w = W.as<T>();
+  P.r = R.as<T>();
+  return 0;
+}
+
+template int parseRecurrent<float>(Cell, const Attrs&, const Tensor*, int, Tensor*, int, Ctx&,
+                                   RecurrentProblem<float>*);
+template int parseRecurrent<double>(Cell, const Attrs&, const Tensor*, int, Tensor*, int, Ctx&,
+                                    RecurrentProblem<double>*);
+
+namespace {
+
+template <typename T>
+int recurrentT(Cell cell, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
+               Ctx& ctx) {
+  RecurrentProblem<T> P;
+  if (int rc = parseRecurrent(cell, a, in, nin, out, nout, ctx, &P)) return rc;
+  const int64_t nd = P.nd, h = P.h, gh = P.gh, isz = P.isz, batch = P.batch;
+  const T *w = P.w, *r = P.r, *bias = P.bias, *h0 = P.h0, *c0 = P.c0, *peep = P.peep;
+  T *Y = P.Y, *Yh = P.Yh, *Yc = P.Yc;
+  const size_t perDir = P.perDir;
+  const std::vector<int64_t>& lens = P.lens;
+  const std::vector<RnnActFn>& acts = P.acts;
+  const bool inputForget = P.inputForget, linearBeforeReset = P.linearBeforeReset;
+  auto stateIdx = [&](int64_t d, int64_t b) { return P.stateIdx(d, b); };
+  auto xAt = [&](int64_t t, int64_t b) { return P.x + P.xRow(t, b) * isz; };
+  auto yIdx = [&](int64_t t, int64_t d, int64_t b) { return P.yIdx(t, d, b); };
+  auto clipv = [&](double v) { return P.clipv(v); };
 
   std::vector<double> H(h), C(h), Hn(h), Cn(h), gx(gh), gr(gh);
   for (int64_t d = 0; d < nd; ++d) {
-    const bool reverse = dir == "reverse" || d == 1;
+    const bool reverse = P.reverse(d);
     const T* wd = w + d * gh * isz;
     const T* rd = r + d * gh * h;
     const T* wb = bias ? bias + d * 2 * gh : nullptr;

@@ -440,6 +440,79 @@ TEST_P(FastKernels, FastGlobalAveragePool) {
   }
 }
 
+// ---- LSTM / GRU / RNN ---------------------------------------------------------------------------
+
+struct RnnCase {
+  const char* op;
+  int gates;
+  const char* dir;
+  int64_t seq, batch, isz, h;
+  bool bias, lens, init, peep, layout1;
+  std::string extra;  // more attributes
+};
+
+// The fast kernel (GEMMs, float gates) against the reference kernel (double loops), every result.
+void checkRecurrent(mgrt::ThreadPool* pool, std::mt19937& rng, const RnnCase& rc) {
+  const int64_t nd = std::string(rc.dir) == "bidirectional" ? 2 : 1, gh = rc.gates * rc.h;
+  std::vector<int64_t> xd = rc.layout1 ? std::vector<int64_t>{rc.batch, rc.seq, rc.isz}
+                                       : std::vector<int64_t>{rc.seq, rc.batch, rc.isz};
+  std::vector<int64_t> sd = rc.layout1 ? std::vector<int64_t>{rc.batch, nd, rc.h}
+                                       : std::vector<int64_t>{nd, rc.batch, rc.h};
+  Buf X(xd, rng), W({nd, gh, rc.isz}, rng), R({nd, gh, rc.h}, rng), B({nd, 2 * gh}, rng);
+  Buf H0(sd, rng), C0(sd, rng), P({nd, 3 * rc.h}, rng);
+  std::vector<int64_t> lensV(static_cast<size_t>(rc.batch));
+  for (int64_t b = 0; b < rc.batch; ++b) lensV[b] = rc.lens ? ((rc.seq - b) % (rc.seq + 1) + rc.seq + 1) % (rc.seq + 1) : rc.seq;
+  Tensor L;
+  L.dtype = mgrt::kI64;
+  L.rank = 1;
+  L.dims[0] = rc.batch;
+  L.data = lensV.data();
+  std::vector<Tensor> in = {X.t, W.t, R.t, rc.bias ? B.t : Tensor{}, rc.lens ? L : Tensor{},
+                            rc.init ? H0.t : Tensor{}};
+  if (std::string(rc.op) == "LSTM") {
+    in.push_back(rc.init ? C0.t : Tensor{});
+    in.push_back(rc.peep ? P.t : Tensor{});
+  }
+  std::vector<int64_t> yd = rc.layout1 ? std::vector<int64_t>{rc.batch, rc.seq, nd, rc.h}
+                                       : std::vector<int64_t>{rc.seq, nd, rc.batch, rc.h};
+  const int nout = std::string(rc.op) == "LSTM" ? 3 : 2;
+  Buf got[3], want[3];
+  for (int i = 0; i < nout; ++i) {
+    got[i].init(i == 0 ? yd : sd, rng, false);
+    want[i].init(i == 0 ? yd : sd, rng, false);
+  }
+  std::string attrs = "direction=s:" + std::string(rc.dir) + ";hidden_size=i:" + std::to_string(rc.h) +
+                      ";layout=i:" + (rc.layout1 ? "1" : "0") + rc.extra;
+  mgrt::Attrs a(attrs.c_str());
+  mgrt::Ctx c1, c2;
+  c1.pool = pool;
+  Tensor o1[3] = {got[0].t, got[1].t, got[2].t}, o2[3] = {want[0].t, want[1].t, want[2].t};
+  ASSERT_EQ(mgrt::findFastKernel(rc.op)(a, in.data(), static_cast<int>(in.size()), o1, nout, c1), 0) << c1.error;
+  ASSERT_EQ(mgrt::findKernel(rc.op)(a, in.data(), static_cast<int>(in.size()), o2, nout, c2), 0) << c2.error;
+  for (int i = 0; i < nout; ++i) {
+    std::vector<double> w(want[i].v.begin(), want[i].v.end());
+    EXPECT_TRUE(close(got[i].v, w)) << rc.op << " " << attrs << " result " << i;
+  }
+}
+
+TEST_P(FastKernels, FastRecurrentMatchesReference) {
+  std::mt19937 rng(11);
+  const RnnCase cases[] = {
+      // op     gates dir              seq batch isz h   bias  lens   init   peep   layout1
+      {"LSTM", 4, "forward",       7, 1, 13, 40, true, false, false, false, false, ""},
+      {"LSTM", 4, "bidirectional", 5, 3, 8, 17, true, true, true, true, false, ""},
+      {"LSTM", 4, "reverse",       6, 2, 9, 33, false, true, true, false, true, ";clip=f:0.7;input_forget=i:1"},
+      {"GRU", 3, "forward",        6, 2, 10, 300, true, false, true, false, false, ""},
+      {"GRU", 3, "bidirectional",  5, 3, 7, 19, true, true, true, false, true, ";linear_before_reset=i:1"},
+      {"RNN", 1, "reverse",        8, 2, 5, 24, true, true, false, false, false,
+       ";activations=S:Relu"},
+      {"RNN", 1, "forward",        4, 1, 6, 9, false, false, true, false, false, ""},
+      {"LSTM", 4, "bidirectional", 4, 6, 5, 12, true, true, true, true, false, ""},  // R transposed
+      {"GRU", 3, "reverse",        5, 7, 6, 10, true, true, false, false, true, ""},
+  };
+  for (const RnnCase& rc : cases) checkRecurrent(pool(), rng, rc);
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, FastKernels, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) {
                            return "T" + std::to_string(i.param);

@@ -1,0 +1,160 @@
+// Fast LSTM / GRU / RNN (float32): the reference kernels' equations (k_recurrent.cpp) over GEMMs.
+//   1. The input projection of every time step at once, per direction:
+//        GX[rows, G*h] = X[rows, isz] * W_d^T + Wb_d        (one sgemm, threaded; rows = seq*batch)
+//   2. The recurrence, per direction and step, every batch row at once: GR = H R_d^T + Rb_d (for
+//      up to 4 rows sgemm's matrix-vector path, dot products of R's contiguous rows, threaded over
+//      gate rows; more rows read R transposed once per call), then the gates element by element
+//      (GRU without linear_before_reset needs r . H first, so its third gate's product comes after
+//      the first two). A row whose sequence_lens has ended keeps its state.
+// Operands and attributes are parsed by the reference's parser (k_recurrent.h), so both kernels
+// accept and refuse the same. float64 goes to the reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "f_gemm.h"
+#include "k_recurrent.h"
+#include "mg_kernels.h"
+
+namespace mgrt {
+namespace {
+
+// out[b, 0..n) = vecs[b] (k floats, rows `ld` apart) times the rows [0, n) of M (row-major, k
+// columns), plus bias, for every b < m. M's rows are read as GEMM columns: for m <= 4 sgemm's
+// matrix-vector path takes dot products of M's contiguous rows (each chunk of rows is read from
+// memory once and reused from cache by the other rows); a larger m reads Mt, M transposed.
+void rowsTimesMatrix(const float* vecs, int64_t m, int64_t ld, const float* M, const float* Mt,
+                     int64_t ldMt, int64_t n, int64_t k, const float* bias, float* out, int64_t ldo,
+                     ThreadPool* pool) {
+  fast::GemmSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.a = fast::MatRef{vecs, ld, 1};
+  s.b = Mt ? fast::MatRef{Mt, ldMt, 1} : fast::MatRef{M, 1, k};
+  s.c = out;
+  s.ldc = ldo;
+  if (bias) s.bias = fast::MatRef{bias, 0, 1};
+  fast::sgemm(s, pool);
+}
+
+int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out,
+                  int nout, Ctx& ctx) {
+  if (nin < 1 || !in[0].present() || in[0].dtype != kF32)
+    return fast::fallbackKernel(op, a, in, nin, out, nout, ctx);
+  RecurrentProblem<float> P;
+  if (int rc = parseRecurrent(cell, a, in, nin, out, nout, ctx, &P)) return rc;
+  const int64_t nd = P.nd, h = P.h, gh = P.gh, isz = P.isz, nb = P.batch, rows = P.seq * nb;
+  int64_t maxLen = 0;
+  for (int64_t len : P.lens) maxLen = std::max(maxLen, len);
+  std::vector<float> gx(static_cast<size_t>(rows * gh)), gr(static_cast<size_t>(nb * gh));
+  // Per batch row: state H, C and scratch (rows of h floats).
+  std::vector<float> H(nb * h), C(nb * h), rH(nb * h), z(nb * h), rg(nb * h);
+  std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step
+  for (int64_t d = 0; d < nd; ++d) {
+    const float* wd = P.w + d * gh * isz;
+    const float* rd = P.r + d * gh * h;
+    const float* wb = P.bias ? P.bias + d * 2 * gh : nullptr;
+    const float* rb = P.bias ? P.bias + d * 2 * gh + gh : nullptr;
+    const float* pd = P.peep ? P.peep + d * 3 * h : nullptr;
+    const RnnActFn* fa = &P.acts[d * P.perDir];
+    if (rows > 0) {
+      fast::GemmSpec s;
+      s.m = rows;
+      s.n = gh;
+      s.k = isz;
+      s.a = fast::MatRef{P.x, isz, 1};
+      s.b = fast::MatRef{wd, 1, isz};
+      s.c = gx.data();
+      s.ldc = gh;
+      if (wb) s.bias = fast::MatRef{wb, 0, 1};
+      fast::sgemm(s, ctx.pool);
+    }
+    const float* rtd = nullptr;
+    if (nb > 4) {
+      rt.resize(static_cast<size_t>(gh * h));
+      for (int64_t q = 0; q < gh; ++q)
+        for (int64_t k = 0; k < h; ++k) rt[k * gh + q] = rd[q * h + k];
+      rtd = rt.data();
+    }
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t j = 0; j < h; ++j) {
+        H[b * h + j] = P.h0 ? P.h0[P.stateIdx(d, b) + j] : 0.f;
+        C[b * h + j] = P.c0 ? P.c0[P.stateIdx(d, b) + j] : 0.f;
+      }
+    // Step st of every batch row at once; a row whose sequence has ended keeps its state.
+    for (int64_t st = 0; st < maxLen; ++st) {
+      const bool lbr = P.linearBeforeReset;
+      const int64_t first = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H now
+      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, first, h, rb, gr.data(), gh, ctx.pool);
+      if (cell == RnnCell::kGru) {
+        for (int64_t b = 0; b < nb; ++b) {
+          if (st >= P.lens[b]) continue;
+          const int64_t t = P.reverse(d) ? P.lens[b] - 1 - st : st;
+          const float* g = gx.data() + P.xRow(t, b) * gh;
+          const float* grb = gr.data() + b * gh;
+          for (int64_t k = 0; k < h; ++k) {
+            z[b * h + k] = static_cast<float>(applyRnnAct(fa[0], P.clipv(double(g[k]) + grb[k])));
+            rg[b * h + k] = static_cast<float>(applyRnnAct(fa[0], P.clipv(double(g[h + k]) + grb[h + k])));
+            rH[b * h + k] = rg[b * h + k] * H[b * h + k];
+          }
+        }
+        if (!lbr)  // h~ = g(Wh x + Rh (r . H) + Rbh + Wbh)
+          rowsTimesMatrix(rH.data(), nb, h, rd + 2 * h * h, rtd ? rtd + 2 * h : nullptr, gh, h, h,
+                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, ctx.pool);
+      }
+      for (int64_t b = 0; b < nb; ++b) {
+        if (st >= P.lens[b]) continue;
+        const int64_t t = P.reverse(d) ? P.lens[b] - 1 - st : st;
+        const float* g = gx.data() + P.xRow(t, b) * gh;
+        const float* grb = gr.data() + b * gh;
+        float* Hb = H.data() + b * h;
+        float* Cb = C.data() + b * h;
+        if (cell == RnnCell::kLstm) {
+          for (int64_t j = 0; j < h; ++j) {
+            double pi = pd ? pd[j] : 0.0, po = pd ? pd[h + j] : 0.0, pf = pd ? pd[2 * h + j] : 0.0;
+            double ig = applyRnnAct(fa[0], P.clipv(double(g[j]) + grb[j] + pi * Cb[j]));
+            double fg = applyRnnAct(fa[0], P.clipv(double(g[2 * h + j]) + grb[2 * h + j] + pf * Cb[j]));
+            if (P.inputForget) fg = 1.0 - ig;
+            double cg = applyRnnAct(fa[1], P.clipv(double(g[3 * h + j]) + grb[3 * h + j]));
+            double cn = fg * Cb[j] + ig * cg;
+            double og = applyRnnAct(fa[0], P.clipv(double(g[h + j]) + grb[h + j] + po * cn));
+            Cb[j] = static_cast<float>(cn);
+            Hb[j] = static_cast<float>(og * applyRnnAct(fa[2], cn));
+          }
+        } else if (cell == RnnCell::kRnn) {
+          for (int64_t j = 0; j < h; ++j)
+            Hb[j] = static_cast<float>(applyRnnAct(fa[0], P.clipv(double(g[j]) + grb[j])));
+        } else {
+          for (int64_t j = 0; j < h; ++j) {
+            double pre = lbr ? double(g[2 * h + j]) + double(rg[b * h + j]) * grb[2 * h + j]
+                             : double(g[2 * h + j]) + grb[2 * h + j];
+            double hh = applyRnnAct(fa[1], P.clipv(pre));
+            Hb[j] = static_cast<float>((1.0 - z[b * h + j]) * hh + z[b * h + j] * double(Hb[j]));
+          }
+        }
+        if (P.Y) std::copy(Hb, Hb + h, P.Y + P.yIdx(t, d, b));
+      }
+    }
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t j = 0; j < h; ++j) {
+        if (P.Yh) P.Yh[P.stateIdx(d, b) + j] = H[b * h + j];
+        if (P.Yc) P.Yc[P.stateIdx(d, b) + j] = C[b * h + j];
+      }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int fLSTM(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  return fastRecurrent(RnnCell::kLstm, "LSTM", a, in, nin, out, nout, ctx);
+}
+int fGRU(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  return fastRecurrent(RnnCell::kGru, "GRU", a, in, nin, out, nout, ctx);
+}
+int fRNN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  return fastRecurrent(RnnCell::kRnn, "RNN", a, in, nin, out, nout, ctx);
+}
+
+}  // namespace mgrt
