@@ -116,11 +116,21 @@ MG_TENSOR_KERNEL(kSlice) {
   stridesOf(x, xs);
   size_t esz = elemSize(x);
   int64_t total = out[0].numel();
-  for (int64_t i = 0; i < total; ++i) {
+  // Row by row along the last axis: the row's source offset once, then a copy (one memcpy when
+  // the last axis has step 1).
+  const int64_t row = r > 0 ? out[0].dims[r - 1] : 1;
+  const int64_t lastStart = r > 0 ? start[r - 1] : 0, lastStep = r > 0 ? step[r - 1] : 1;
+  for (int64_t i = 0; i < total && row > 0; i += row) {
     unravel(i, out[0].dims, r, idx);
-    int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += (start[d] + idx[d] * step[d]) * xs[d];
-    copyElem(out[0], i, x, off, esz);
+    int64_t off = lastStart;  // xs[r - 1] == 1
+    for (int d = 0; d + 1 < r; ++d) off += (start[d] + idx[d] * step[d]) * xs[d];
+    if (lastStep == 1) {
+      std::memcpy(static_cast<char*>(out[0].data) + i * static_cast<int64_t>(esz),
+                  static_cast<const char*>(x.data) + off * static_cast<int64_t>(esz),
+                  static_cast<size_t>(row) * esz);
+    } else {
+      for (int64_t k = 0; k < row; ++k) copyElem(out[0], i + k, x, off + k * lastStep, esz);
+    }
   }
   return 0;
 }
@@ -204,9 +214,37 @@ MG_TENSOR_KERNEL(kPad) {
   size_t esz = elemSize(x);
   std::vector<char> fill(esz, 0);
   if (nin > 2 && in[2].present() && in[2].numel() > 0) std::memcpy(fill.data(), in[2].data, esz);
+  if (mode != "constant" && mode != "edge" && mode != "wrap" && mode != "reflect")
+    return ctx.fail("Pad: unknown mode '%s'", mode.c_str());
   int64_t xs[kMaxRank], idx[kMaxRank];
   stridesOf(x, xs);
   int64_t total = out[0].numel();
+  // Constant mode, row by row along the last axis: a row outside the input on an outer axis is all
+  // fill; else fill, one memcpy of the input row, fill. Other modes element by element below.
+  if (mode == "constant" && r > 0 && x.dims[r - 1] > 0) {
+    const int64_t row = out[0].dims[r - 1], len = x.dims[r - 1], b = begin[r - 1];
+    char* y = static_cast<char*>(out[0].data);
+    const int64_t e = static_cast<int64_t>(esz);
+    for (int64_t i = 0; i < total && row > 0; i += row) {
+      unravel(i, out[0].dims, r, idx);
+      int64_t off = 0;
+      bool outside = false;
+      for (int d = 0; d + 1 < r; ++d) {
+        int64_t sd = idx[d] - begin[d];
+        if (sd < 0 || sd >= x.dims[d]) { outside = true; break; }
+        off += sd * xs[d];
+      }
+      // Output positions [lo, hi) of this row come from the input, the rest is fill.
+      int64_t lo = outside ? row : std::clamp<int64_t>(b, 0, row);
+      int64_t hi = outside ? row : std::clamp<int64_t>(b + len, lo, row);
+      for (int64_t k = 0; k < lo; ++k) std::memcpy(y + (i + k) * e, fill.data(), esz);
+      if (hi > lo)
+        std::memcpy(y + (i + lo) * e, static_cast<const char*>(x.data) + (off + lo - b) * e,
+                    static_cast<size_t>((hi - lo) * e));
+      for (int64_t k = std::max(hi, lo); k < row; ++k) std::memcpy(y + (i + k) * e, fill.data(), esz);
+    }
+    return 0;
+  }
   for (int64_t i = 0; i < total; ++i) {
     unravel(i, out[0].dims, r, idx);
     int64_t off = 0;
