@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$root/tools/gpu/pack_device_kit.sh" --out "$work/kit" || fail "pack_device_kit.sh"
 "$work/kit/bin/magnetoc" --version | grep -q magnetoc || fail "the packed magnetoc does not run"
 MAGNETO_CACHE_DIR="$root/build/cache" OUT="$work/results" \
-  "$root/tools/gpu/run_on_device.sh" --cpu-test --models inception_block --runs 2 \
+  "$root/tools/gpu/run_on_device.sh" --cpu-test --models inception_block --fp16-models inception_block --runs 2 \
   --magnetoc "$work/kit/bin/magnetoc" --work "$work/run" > "$work/log.txt" 2>&1
 rc=$?
 tail -8 "$work/log.txt"
@@ -26,7 +26,7 @@ done
 import json, sys
 r = json.load(open(sys.argv[1]))
 for m in ("inception_block",):
-    for k in ("opt", "noopt", "tuned"):
+    for k in ("opt", "noopt", "tuned", "fp16"):
         assert r[m][k]["check"] == "ok", (m, k, r[m][k])
         assert r[m][k]["ms"] > 0, (m, k)
     assert r[m]["eager_ms"] > 0

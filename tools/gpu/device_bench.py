@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The Python half of tools/gpu/run_on_device.sh: exports the zoo with the machine's own PyTorch,
-builds every model's cuda package (with and without --no-parallel-opt), checks each against
-PyTorch's CPU outputs, and times it against PyTorch eager and torch.compile. Prints one table last.
+builds every model's cuda package (with and without --no-parallel-opt; --precision fp16 too for the
+--fp16-models), checks each against PyTorch's CPU outputs, and times it against PyTorch eager and
+torch.compile. Prints one table last.
 
-    device_bench.py --out DIR --magnetoc PATH [--models a,b|all] [--deadline-s S] [--runs N]
-                    [--warmup N] [--jobs N] [--arch 90] [--cpu-test]
+    device_bench.py --out DIR --magnetoc PATH [--models a,b|all] [--fp16-models a,b|none]
+                    [--deadline-s S] [--runs N] [--warmup N] [--jobs N] [--arch 90] [--cpu-test]
 
 Timing (docs/PERFORMANCE.md, "GPU figures"): every figure is the median of --runs runs after
 --warmup untimed ones, each run bracketed by CUDA events on the model's stream: Magneto through
@@ -63,9 +64,9 @@ def run(cmd, timeout, cwd=None):
         return 124, out + f"\n(timed out after {timeout:.0f} s)"
 
 
-def build_package(args, name, folder, ablation, tuning=None):
+def build_package(args, name, folder, ablation, tuning=None, precision=None):
     """magnetoc compile + the package's CMake; returns (runner path or None, message)."""
-    tag = "tuned" if tuning else "noopt" if ablation else "opt"
+    tag = "tuned" if tuning else "noopt" if ablation else precision if precision else "opt"
     pkg = os.path.join(args.out, "pkg", f"{name}-{tag}")
     shutil.rmtree(pkg, ignore_errors=True)
     cmd = [args.magnetoc, "compile", os.path.join(folder, "model.onnx"), "--target", "cuda",
@@ -74,6 +75,8 @@ def build_package(args, name, folder, ablation, tuning=None):
         cmd.append("--no-parallel-opt")
     if tuning:
         cmd += ["--tuning", tuning]
+    if precision:
+        cmd += ["--precision", precision]
     rc, out = run(cmd, left(args))
     if rc != 0:
         return None, "compile failed: " + out.strip().splitlines()[-1] if out.strip() else f"compile exit {rc}"
@@ -99,8 +102,10 @@ def load_pb(path):
     return numpy_helper.to_array(t)
 
 
-def check_and_time(args, name, folder, runner):
-    """Runs the package on the test data (max abs error vs PyTorch's CPU output) and times it."""
+def check_and_time(args, name, folder, runner, fp16=False):
+    """Runs the package on the test data (max abs error vs PyTorch's CPU output) and times it.
+    fp16: tolerance rtol 2e-2 and atol 2e-2 x the output's largest magnitude (half-rounded
+    operands over deep sums; `magnetoc check --precision fp16` uses rtol 2e-2, atol 2e-3)."""
     data = os.path.join(folder, "test_data_set_0")
     raws, k = [], 0
     while os.path.exists(os.path.join(data, f"input_{k}.pb")):
@@ -119,6 +124,9 @@ def check_and_time(args, name, folder, runner):
     err = float(np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))) if expected.size else 0.0
     with open(os.path.join(folder, "meta.json")) as f:
         tol = json.load(f).get("tolerance", {"rtol": 1e-3, "atol": 1e-4})
+    if fp16:
+        scale = float(np.max(np.abs(expected))) if expected.size else 1.0
+        tol = {"rtol": 2e-2, "atol": max(tol["atol"], 2e-2 * scale)}
     bound = np.abs(expected.astype(np.float64)) * tol["rtol"] + tol["atol"]
     ok = bool(np.all(np.abs(got.astype(np.float64) - expected.astype(np.float64)) <= bound))
     res = {"check": "ok" if ok else "FAIL", "max_abs_err": err}
@@ -167,12 +175,15 @@ def main():
     ap.add_argument("--arch", default="90", help="CUDA architecture of the packages (default 90: H100/H200)")
     ap.add_argument("--nvcc", default="/usr/local/cuda/bin/nvcc")
     ap.add_argument("--cpu-test", action="store_true", help="no GPU: small models, emulated packages, torch on CPU")
+    ap.add_argument("--fp16-models", default="inception_v3,resnext50_32x4d,squeezenet1_1,bert_layers,switch_moe,yolox_heads",
+                    help="models also built with --precision fp16 (tensor cores), checked and timed; 'none' for none")
     args = ap.parse_args()
     args.device = "cpu" if args.cpu_test else "cuda"
     if not args.cpu_test and not torch.cuda.is_available():
         print("device_bench: torch sees no CUDA device (use --cpu-test on a machine without one)", file=sys.stderr)
         return 2
     names = list(export.MODELS) if args.models == "all" else [n for n in args.models.split(",") if n]
+    fp16_names = set() if args.fp16_models == "none" else set(n for n in args.fp16_models.split(",") if n)
     unknown = [n for n in names if n not in export.MODELS]
     if unknown:
         print(f"device_bench: unknown model(s) {unknown}; known: {', '.join(export.MODELS)}", file=sys.stderr)
@@ -203,6 +214,8 @@ def main():
         modules[n] = keep
         for abl in (False, True):
             builds[(n, abl)] = pool.submit(build_package, args, n, folder, abl)
+        if n in fp16_names:
+            builds[(n, "fp16")] = pool.submit(build_package, args, n, folder, False, None, "fp16")
     log(f"exported {len(modules)} model(s); waiting for {len(builds)} package builds")
 
     # 2. Check and time, one model at a time (the GPU is not shared between measurements).
@@ -210,8 +223,10 @@ def main():
         r = rows[n]
         if n not in modules:
             continue
-        for abl in (False, True):
-            key = "noopt" if abl else "opt"
+        for abl in (False, True, "fp16"):
+            if (n, abl) not in builds:
+                continue
+            key = abl if abl == "fp16" else "noopt" if abl else "opt"
             try:
                 runner, info = builds[(n, abl)].result(timeout=max(1, left(args) + 60))
             except cf.TimeoutError:
@@ -220,7 +235,7 @@ def main():
             if runner is None:
                 r[key] = {"check": info}
                 continue
-            r[key] = check_and_time(args, n, r["folder"], runner)
+            r[key] = check_and_time(args, n, r["folder"], runner, fp16=abl == "fp16")
             if info:
                 r[key]["launches"], r[key]["kernels"], r[key]["joint"] = map(int, info)
         model, xs = modules[n]["model"].eval(), modules[n]["inputs"]
@@ -274,8 +289,8 @@ def main():
 
     # 3. The table, last.
     head = ("| model | check | Magneto ms | --no-parallel-opt ms | parallel gain | tuned ms (launches changed) "
-            "| launches (kernels) | eager ms | torch.compile ms | vs eager | vs compile |")
-    lines = [head, "|" + "---|" * 11]
+            "| fp16 ms (check) | launches (kernels) | eager ms | torch.compile ms | vs eager | vs compile |")
+    lines = [head, "|" + "---|" * 12]
     for n in names:
         r = rows[n]
         o, u = r.get("opt", {}), r.get("noopt", {})
@@ -289,7 +304,10 @@ def main():
         t = r.get("tuned", {})
         tuned = (f"{fmt(t.get('ms'))} ({t.get('changed', '-')})" if t.get("check") == "ok"
                  else t.get("check", "-"))
-        lines.append(f"| {n} | {check} | {fmt(ms)} | {fmt(ums)} | {ratio(ums, ms)} | {tuned} | "
+        h = r.get("fp16")
+        half = ("-" if h is None else
+                f"{fmt(h.get('ms'))} ({h['check']} {h['max_abs_err']:.1e})" if "max_abs_err" in h else h.get("check", "-"))
+        lines.append(f"| {n} | {check} | {fmt(ms)} | {fmt(ums)} | {ratio(ums, ms)} | {tuned} | {half} | "
                      f"{o.get('launches', '-')} ({o.get('kernels', '-')}) | {fmt(ems)} | {fmt(cms)} | "
                      f"{ratio(ems, ms)} | {ratio(cms, ms) if isinstance(cms, float) else '-'} |")
     table = "\n".join(lines)

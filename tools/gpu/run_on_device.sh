@@ -3,10 +3,12 @@
 # and without --no-parallel-opt, checks each against PyTorch's CPU outputs, times it against
 # PyTorch eager and torch.compile (CUDA events, median of 100 runs after 10 warm-up runs), tunes
 # the models that time allows (magnetoc tune, then the --tuning package checked and timed), and
-# prints one table last. It never changes the card's settings; it only reads them.
+# prints one table last. The --fp16-models (default: six GEMM/conv-heavy ones) are also built with
+# --precision fp16 (tensor cores), checked and timed. It never changes the card's settings; it
+# only reads them.
 #
-#   tools/gpu/run_on_device.sh [--models a,b|all] [--deadline-s S] [--runs N] [--work DIR]
-#                              [--magnetoc PATH] [--cpu-test]
+#   tools/gpu/run_on_device.sh [--models a,b|all] [--fp16-models a,b|none] [--deadline-s S]
+#                              [--runs N] [--work DIR] [--magnetoc PATH] [--cpu-test]
 #
 # Before: on this machine, tools/gpu/pack_device_kit.sh (magnetoc and its shared libraries into
 # build/device-kit), then the device tool with carry ["build/device-kit"] and this script as the
@@ -21,10 +23,11 @@
 # torch on the CPU; tests/gpu/device_script_test.sh); its figures mean nothing.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-models=all; deadline=420; runs=100; work="$root/build/device-run"; magnetoc=""; cpu=()
+models=all; fp16=(); deadline=420; runs=100; work="$root/build/device-run"; magnetoc=""; cpu=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
+    --fp16-models) fp16=(--fp16-models "$2"); shift 2 ;;
     --deadline-s) deadline="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
@@ -67,7 +70,7 @@ fi
 
 echo "=== zoo: export, build, check, time"
 "$py" "$root/tools/gpu/device_bench.py" --out "$work" --magnetoc "$magnetoc" --models "$models" \
-  --deadline-s "$deadline" --runs "$runs" --nvcc "$nvcc" "${cpu[@]}"
+  --deadline-s "$deadline" --runs "$runs" --nvcc "$nvcc" "${fp16[@]}" "${cpu[@]}"
 rc=$?
 cp "$work/table.md" "$work/results.json" "$results/" 2>/dev/null
 exit $rc
