@@ -56,9 +56,12 @@ for m in "${folders[@]}"; do
   # Tolerance from the export (meta.json): rtol 1e-3, atol 1e-3 x the output's standard deviation,
   # because onnxruntime and PyTorch themselves differ by up to ~3e-4 on Inception v3's logits.
   read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])).get('tolerance',{}); print(t.get('rtol',1e-3), t.get('atol',1e-4))" "$dir/meta.json")
+  # With the parallel passes on 2 threads, so that joint groups run as parallel regions of the
+  # thread pool (docs/PARALLEL.md); without them on the default one thread.
   for variant in "" "--no-parallel-opt"; do
     label="$m${variant:+ $variant}"
-    if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" \
+    threads=2; [ -n "$variant" ] && threads=1
+    if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" --threads "$threads" \
          --work-dir "$work/$m${variant:+-noparallel}" --rtol "$rtol" --atol "$atol" -q $variant; then
       echo "PASS $label"; passed=$((passed + 1))
     else
@@ -66,6 +69,23 @@ for m in "${folders[@]}"; do
     fi
   done
 done
+# The CPU target's parallel regions on 2 and 3 threads, and the benchmark script's output format,
+# where the models they need were exported above.
+if [ -f "$out/multi_tower/model.onnx" ] && [ -f "$out/nasnet_a_mobile_small/model.onnx" ] &&
+   [ -f "$out/switch_moe_small/model.onnx" ]; then
+  if bash "$root/tests/e2e/cpu_regions_test.sh" "$magnetoc" "$out"; then
+    echo "PASS cpu_regions"; passed=$((passed + 1))
+  else
+    echo "FAIL cpu_regions"; failed=$((failed + 1)); failures+=("cpu_regions")
+  fi
+fi
+if [ -f "$out/multi_tower/model.onnx" ]; then
+  if bash "$root/tests/e2e/compare_ort_test.sh" "$magnetoc" "$out/multi_tower"; then
+    echo "PASS compare_ort"; passed=$((passed + 1))
+  else
+    echo "FAIL compare_ort"; failed=$((failed + 1)); failures+=("compare_ort")
+  fi
+fi
 [ "$failed" -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
