@@ -44,6 +44,7 @@
 
 #include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/parallel_co_optimize.h"
+#include "merge_common.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/cost_model.h"
@@ -56,10 +57,6 @@ constexpr const char* kPassName = "batch-merge";
 // Stacked weights beyond this are not built at compile time (they would double the package's
 // weights for one group); no zoo group comes near it.
 constexpr int64_t kMaxStackedWeightBytes = int64_t{256} << 20;
-
-std::string memberName(const Node* n) {
-  return !n->name().empty() ? n->name() : n->numOutputs() ? n->output(0)->name() : n->kind();
-}
 
 // The activation line of an MgElementwise program for a fused epilogue, or "" when unsupported.
 std::string actLine(const Node* n) {
@@ -123,15 +120,6 @@ std::string rejectAlone(Node* n, GemmMember& m) {
   return "";
 }
 
-bool sameEpilogue(const Node* a, const Node* b) {
-  for (const char* k : {"mg_act", "mg_alpha", "mg_beta"}) {
-    const Attribute* x = a->attrs().find(k);
-    const Attribute* y = b->attrs().find(k);
-    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
-  }
-  return true;
-}
-
 // Why `m` cannot share one batched op with `f` ("" when it can).
 std::string incompatible(const GemmMember& f, const GemmMember& m) {
   if (m.node->kind() != f.node->kind()) return "different kinds";
@@ -141,7 +129,7 @@ std::string incompatible(const GemmMember& f, const GemmMember& m) {
   if ((m.bias == nullptr) != (f.bias == nullptr) || (m.bias && m.bias->dims() != f.bias->dims()) ||
       m.beta != f.beta)
     return "different bias";
-  if (!sameEpilogue(m.node, f.node)) return "different epilogue";
+  if (!merge::sameEpilogue(m.node, f.node)) return "different epilogue";
   return "";
 }
 
@@ -150,25 +138,9 @@ class BatchMerger {
   BatchMerger(Graph& g, PassContext& ctx, const DeviceProfile& p) : g_(g), ctx_(ctx), p_(p) {}
 
   bool run() {
-    bool changed = false;
-    // A merge changes the graph (and its groups): find the groups again after each one. Every set
-    // is tried once (by its members' names), so this ends.
-    for (bool again = true; again;) {
-      again = false;
-      for (const SiblingGroup& sg : findSiblingGroups(g_)) {
-        for (auto& set : candidateSets(sg)) {
-          std::vector<std::string> key;
-          for (const GemmMember& m : set) key.push_back(memberName(m.node));
-          if (!tried_.insert(key).second) continue;
-          if (mergeSet(set)) {
-            changed = again = true;
-            break;
-          }
-        }
-        if (again) break;
-      }
-    }
-    return changed;
+    return merge::mergeSiblingSets(
+        g_, [this](const SiblingGroup& sg) { return candidateSets(sg); },
+        [this](const std::vector<GemmMember>& set) { return mergeSet(set); });
   }
 
  private:
@@ -183,7 +155,7 @@ class BatchMerger {
       GemmMember m;
       std::string why = rejectAlone(n, m);
       if (!why.empty()) {
-        if (n->kind() == "Gemm" || n->kind() == "MatMul") log("reject " + memberName(n) + ": " + why);
+        if (n->kind() == "Gemm" || n->kind() == "MatMul") log("reject " + merge::memberName(n) + ": " + why);
         continue;
       }
       bool placed = false;
@@ -194,7 +166,7 @@ class BatchMerger {
         for (const GemmMember& o : set) sameInput |= o.x == m.x;
         if (w.empty() && sameInput) w = "same input";
         if (!w.empty()) {
-          whyNot += (whyNot.empty() ? "" : "; ") + ("with " + memberName(set[0].node) + ": " + w);
+          whyNot += (whyNot.empty() ? "" : "; ") + ("with " + merge::memberName(set[0].node) + ": " + w);
           continue;
         }
         set.push_back(m);
@@ -202,7 +174,7 @@ class BatchMerger {
         break;
       }
       if (!placed) {
-        if (!whyNot.empty()) log("reject " + memberName(n) + " " + whyNot);
+        if (!whyNot.empty()) log("reject " + merge::memberName(n) + " " + whyNot);
         sets.push_back({m});
       }
     }
@@ -246,7 +218,7 @@ class BatchMerger {
     const GemmMember& f = set[0];
     const int64_t n = static_cast<int64_t>(set.size());
     std::string list;
-    for (const GemmMember& m : set) list += (list.empty() ? "" : ", ") + memberName(m.node);
+    for (const GemmMember& m : set) list += (list.empty() ? "" : ", ") + merge::memberName(m.node);
 
     // Legality: mutually independent (re-checked; the groups promise it).
     Reachability reach(g_);
@@ -254,7 +226,7 @@ class BatchMerger {
       for (size_t j = i + 1; j < set.size(); ++j)
         if (!reach.independent(set[i].node, set[j].node)) {
           log(fmt::format("decline [{}]: {} and {} depend on each other", list,
-                          memberName(set[i].node), memberName(set[j].node)));
+                          merge::memberName(set[i].node), merge::memberName(set[j].node)));
           return false;
         }
     if (static_cast<double>(n) * f.k * f.cols * 4 > kMaxStackedWeightBytes) {
@@ -305,18 +277,12 @@ class BatchMerger {
     }
     std::vector<const Node*> ms;
     for (const GemmMember& m : set) ms.push_back(m.node);
-    const double seq = sequentialLatency(ms, p_);
-    double joint = INFINITY;
-    if (ms.size() <= kMaxJointMembers) {
-      JointEstimate j = coTune(ms, p_);
-      if (j.valid) joint = j.latencyUs;
-    }
-    const double before = std::min(seq, joint);
-    const std::string numbers = fmt::format(
-        "batch {:.2f} us ({} kernel{}{}) vs sequential {:.2f} us, joint {}", after, kernels.size(),
-        kernels.size() == 1 ? "" : "s", stacked ? ", inputs already stacked" : "", seq,
-        std::isfinite(joint) ? fmt::format("{:.2f} us", joint) : std::string("n/a"));
-    if (!std::isfinite(after) || !std::isfinite(before) || after > before * (1 - kMinGain)) {
+    const merge::SiblingBaseline base0 = merge::siblingBaseline(ms, p_);
+    const double before = base0.best();
+    const std::string numbers =
+        fmt::format("batch {:.2f} us ({} kernel{}{}) vs {}", after, kernels.size(),
+                    kernels.size() == 1 ? "" : "s", stacked ? ", inputs already stacked" : "", base0.str());
+    if (!merge::batchPays(after, base0)) {
       log(fmt::format("decline [{}]: {}: gain below kMinGain {:.0f}% on {}", list, numbers,
                       100 * kMinGain, p_.name));
       return false;
@@ -344,7 +310,7 @@ class BatchMerger {
     std::string base = f.node->name().empty() ? std::string("batch") : f.node->name() + "_batch";
     ParallelGroup pg;
     pg.strategy = "batch";
-    for (const GemmMember& m : set) pg.members.push_back(memberName(m.node));
+    for (const GemmMember& m : set) pg.members.push_back(merge::memberName(m.node));
     pg.kernelsBefore = static_cast<int>(n);
     // Only the MatMul is marked (a group's nodes must be mutually independent; the verifier checks
     // it): the Concat and MgElementwise are counted by the report as kernels of their own, so the
@@ -409,7 +375,6 @@ class BatchMerger {
   Graph& g_;
   PassContext& ctx_;
   const DeviceProfile& p_;
-  std::set<std::vector<std::string>> tried_;
   std::map<Dims, Value*> shapes_;
 };
 

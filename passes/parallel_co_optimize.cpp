@@ -24,16 +24,15 @@
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
 
+#include "merge_common.h"
+
 namespace magneto {
 namespace {
 
 constexpr const char* kPassName = "parallel-co-optimize";
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The ONNX node name a report lists (a result name for nameless nodes).
-std::string memberName(const Node* n) {
-  return !n->name().empty() ? n->name() : n->numOutputs() ? n->output(0)->name() : n->kind();
-}
+using merge::memberName;
 
 std::string us(double v) { return std::isfinite(v) ? fmt::format("{:.2f} us", v) : "n/a"; }
 

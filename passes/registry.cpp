@@ -18,6 +18,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFuseElementwisePass);
     add(makeWideMergePass);
     add(makeBatchMergePass);
+    add(makeBatchMergeConvPass);
     add(makeDcePass);
     add(makePrintParallelGroupsPass);
     add(makeParallelCoOptimizePass);
@@ -29,7 +30,7 @@ const std::vector<PassInfo>& allPasses() {
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
   std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-pad,fuse-epilogue,") +
-                  (parallelOpt ? "wide-merge,batch-merge," : "") + "fuse-elementwise,dce";
+                  (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (DESIGN.md): decide per sibling group on the cost model of the
   // PassContext's device; --no-parallel-opt leaves them out.

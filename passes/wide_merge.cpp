@@ -41,6 +41,8 @@
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
 
+#include "merge_common.h"
+
 namespace magneto {
 namespace {
 
@@ -106,14 +108,7 @@ std::string rejectAlone(Node* n, ConvInfo& info) {
   return "";
 }
 
-bool sameEpilogue(const Node* a, const Node* b) {
-  for (const char* k : {"mg_act", "mg_alpha", "mg_beta"}) {
-    const Attribute* x = a->attrs().find(k);
-    const Attribute* y = b->attrs().find(k);
-    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
-  }
-  return true;
-}
+using merge::sameEpilogue;
 
 // The merged geometry of a set: kernel = max per dim, pads from a member with that kernel.
 struct Geometry {

@@ -8,14 +8,17 @@
 // Mul with the branch head), then joins them with a Concat (channel axis) or a Sum of equal-
 // shaped branches. Shapes stay NCHW with batch 1 and the block input's spatial size, so that every
 // join is legal. One block in four is instead a set of parallel "towers" (batch-merge's case):
-// 2-5, or 33-36 (past kMaxJointMembers, where one batched MatMul beats sequential), branches
+// 2-5, or 33-36 (past kMaxJointMembers, where one batched op beats sequential), branches
 // that each scale the input by their own constant (different inputs) and then run one or two
-// same-shape GEMM layers: MatMul [1,c,s,s] x [s,s] with an optional Relu, or Gemm on the
-// [c*s, s] view with bias and transB, joined by a Sum. Seeds are fixed: a failure names the seed
+// same-shape layers: MatMul [1,c,s,s] x [s,s] with an optional Relu, Gemm on the [c*s, s] view
+// with bias and transB, or Conv c -> c (1x1 or 3x3, optional bias; batch-merge-conv's case, the
+// towers then sometimes starting from their own 1x1 conv of the shared input, ResNeXt's paths),
+// joined by a Sum. Seeds are fixed: a failure names the seed
 // and prints the graph.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "magneto/interp/interpreter.h"
@@ -96,12 +99,23 @@ class RandomGraphBuilder {
     return out;
   }
 
-  // Same-shape GEMM towers on different inputs; keeps [1, channels, size, size].
+  // Same-shape GEMM or Conv towers on different inputs; keeps [1, channels, size, size].
   std::string towers(const std::string& in, int channels, int size) {
     int branches = pick(0, 1) ? pick(2, 5) : pick(33, 36);
     int layers = pick(1, 2);
-    bool gemm = pick(0, 1);
+    int kind = pick(0, 2);  // 0 MatMul, 1 Gemm, 2 Conv
+    bool gemm = kind == 1, conv = kind == 2;
     bool relu = pick(0, 1);
+    // Conv towers: every layer's kernel (1 or 3) and bias are shared by all towers; the towers
+    // start either from their own scaled copy of the input or (ResNeXt's paths) from their own
+    // 1x1 conv of the shared input, which wide-merge turns into slices of one conv.
+    std::vector<int> kernels;
+    std::vector<bool> biases;
+    for (int l = 0; l < layers; ++l) {
+      kernels.push_back(pick(0, 1) ? 3 : 1);
+      biases.push_back(pick(0, 1));
+    }
+    bool paths = conv && pick(0, 1);
     std::string flat, back;
     if (gemm) {
       flat = fresh("shape");
@@ -112,7 +126,11 @@ class RandomGraphBuilder {
     std::vector<std::string> outs;
     for (int b = 0; b < branches; ++b) {
       std::string cur = fresh("v");
-      body_ += fmt::format("  {} = Mul({}, {})\n", cur, in, constant(fmt::format("f32[{},1,1]", channels)));
+      if (paths)
+        body_ += fmt::format("  {} = Conv({}, {}) loc(\"{}\")\n", cur, in,
+                             constant(fmt::format("f32[{},{},1,1]", channels, channels)), cur.substr(1));
+      else
+        body_ += fmt::format("  {} = Mul({}, {})\n", cur, in, constant(fmt::format("f32[{},1,1]", channels)));
       if (gemm) {
         std::string r = fresh("v");
         body_ += fmt::format("  {} = Reshape({}, {})\n", r, cur, flat);
@@ -120,12 +138,20 @@ class RandomGraphBuilder {
       }
       for (int l = 0; l < layers; ++l) {
         std::string out = fresh("v");
-        std::string w = constant(fmt::format("f32[{},{}]", size, size));
-        if (gemm)
+        if (conv) {
+          int k = kernels[l], p = k / 2;
+          std::string w = constant(fmt::format("f32[{},{},{},{}]", channels, channels, k, k));
+          std::string bias = biases[l] ? ", " + constant(fmt::format("f32[{}]", channels)) : "";
+          body_ += fmt::format("  {} = Conv({}, {}{}) {{pads = [{}, {}, {}, {}]}} loc(\"{}\")\n", out, cur,
+                               w, bias, p, p, p, p, out.substr(1));
+        } else if (gemm) {
+          std::string w = constant(fmt::format("f32[{},{}]", size, size));
           body_ += fmt::format("  {} = Gemm({}, {}, {}) {{transB = 1}} loc(\"{}\")\n", out, cur, w,
                                constant(fmt::format("f32[{}]", size)), out.substr(1));
-        else
+        } else {
+          std::string w = constant(fmt::format("f32[{},{}]", size, size));
           body_ += fmt::format("  {} = MatMul({}, {}) loc(\"{}\")\n", out, cur, w, out.substr(1));
+        }
         cur = out;
         if (relu) {
           out = fresh("v");
@@ -207,7 +233,7 @@ double maxScaledError(const Tensor& a, const Tensor& b) {
 
 TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   constexpr int kGraphs = 1000;
-  int grouped = 0, batched = 0;
+  int grouped = 0, batched = 0, convBatched = 0;
   for (int seed = 1; seed <= kGraphs; ++seed) {
     std::string text = RandomGraphBuilder(static_cast<uint64_t>(seed)).build();
     auto parsed = parseGraph(text, "random");
@@ -230,6 +256,7 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
     for (const auto& [id, pg] : g->groups()) {
       grouped += pg.strategy != "none";
       batched += pg.strategy == "batch";
+      convBatched += pg.strategy == "batch" && pg.reason.find("grouped Conv") != std::string::npos;
     }
 
     auto after = interpret(*g, inputs);
@@ -245,4 +272,7 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   // The generator must actually exercise the parallel passes, or this test proves nothing.
   EXPECT_GT(grouped, kGraphs / 2) << "too few graphs had a parallel group";
   EXPECT_GT(batched, 0) << "no graph had a batch-merge group";
+  EXPECT_GT(convBatched, 0) << "no graph had a batch-merge-conv group";
+  std::printf("%d graphs: %d parallel groups, %d batch groups (%d of convolutions)\n", kGraphs, grouped,
+              batched, convBatched);
 }

@@ -34,6 +34,10 @@ std::unique_ptr<Pass> makeWideMergePass();
 // decided on the cost model of ctx.device; nothing when ctx.parallelOpt is off.
 Expected<bool> batchMerge(Graph& g, PassContext& ctx);
 std::unique_ptr<Pass> makeBatchMergePass();
+// passes/batch_merge_conv.cpp: same-shape sibling Convs on different inputs -> one grouped Conv,
+// decided on the cost model of ctx.device; nothing when ctx.parallelOpt is off.
+Expected<bool> batchMergeConv(Graph& g, PassContext& ctx);
+std::unique_ptr<Pass> makeBatchMergeConvPass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 // passes/parallel_co_optimize.cpp (plain function: include/magneto/passes/parallel_co_optimize.h)

@@ -1,0 +1,92 @@
+// What the merging passes (wide-merge, batch-merge, batch-merge-conv, parallel-co-optimize) share:
+// how a member is named in reports, when two members' fused epilogues agree, and batch merge's
+// driver and baseline. Internal to passes/; not an installed header.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "magneto/ir/graph.h"
+#include "magneto/passes/parallel_analysis.h"
+#include "magneto/passes/parallel_co_optimize.h"
+#include "magneto/target/cost_model.h"
+#include "magneto/target/device_profile.h"
+
+namespace magneto::merge {
+
+// The ONNX node name a report lists (a result name for nameless nodes).
+inline std::string memberName(const Node* n) {
+  return !n->name().empty() ? n->name() : n->numOutputs() ? n->output(0)->name() : n->kind();
+}
+
+// Whether `a` and `b` carry the same fused epilogue (activation and its parameters).
+inline bool sameEpilogue(const Node* a, const Node* b) {
+  for (const char* k : {"mg_act", "mg_alpha", "mg_beta"}) {
+    const Attribute* x = a->attrs().find(k);
+    const Attribute* y = b->attrs().find(k);
+    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+  }
+  return true;
+}
+
+// The batch merges' driver. For every sibling group, `candidates(group)` returns the sets of
+// members (each with a `node` field) that could share one batched op; `merge(set)` tries one and
+// says whether it rewrote the graph. A rewrite changes the graph and its groups, so the groups are
+// found again after each one; every set is tried once (by its members' names), so this ends.
+template <class Candidates, class Merge>
+bool mergeSiblingSets(Graph& g, Candidates candidates, Merge merge) {
+  std::set<std::vector<std::string>> tried;
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (const SiblingGroup& sg : findSiblingGroups(g)) {
+      for (auto& set : candidates(sg)) {
+        std::vector<std::string> key;
+        for (const auto& m : set) key.push_back(memberName(m.node));
+        if (!tried.insert(key).second) continue;
+        if (merge(set)) {
+          changed = again = true;
+          break;
+        }
+      }
+      if (again) break;
+    }
+  }
+  return changed;
+}
+
+// What a batched set must beat: the better of its members one after another and one joint kernel
+// of them (what parallel-co-optimize would otherwise build; n/a past kMaxJointMembers).
+struct SiblingBaseline {
+  double sequentialUs = 0;
+  double jointUs = std::numeric_limits<double>::infinity();
+  double best() const { return std::min(sequentialUs, jointUs); }
+  std::string str() const {
+    return fmt::format("sequential {:.2f} us, joint {}", sequentialUs,
+                       std::isfinite(jointUs) ? fmt::format("{:.2f} us", jointUs) : std::string("n/a"));
+  }
+};
+
+inline SiblingBaseline siblingBaseline(const std::vector<const Node*>& members, const DeviceProfile& p) {
+  SiblingBaseline b;
+  b.sequentialUs = sequentialLatency(members, p);
+  if (members.size() <= kMaxJointMembers) {
+    JointEstimate j = coTune(members, p);
+    if (j.valid) b.jointUs = j.latencyUs;
+  }
+  return b;
+}
+
+// Whether batched kernels estimated at `afterUs` in all beat `before` by kMinGain.
+inline bool batchPays(double afterUs, const SiblingBaseline& before) {
+  return std::isfinite(afterUs) && std::isfinite(before.best()) &&
+         afterUs <= before.best() * (1 - kMinGain);
+}
+
+}  // namespace magneto::merge
