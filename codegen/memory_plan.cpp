@@ -60,6 +60,44 @@ bool canOffsetAlias(const Node* n, int64_t& offset) {
   return true;
 }
 
+}  // namespace
+
+ConcatElision planConcatElision(const Graph& g) {
+  ConcatElision ce;
+  for (const Node* n : g.nodes()) {
+    if (n->kind() != "Concat" || n->numOutputs() != 1 || n->numInputs() < 1) continue;
+    const Value* y = n->output(0);
+    if (!isArenaValue(y) || y->dtype() == DType::kString || dtypeSize(y->dtype()) == 0) continue;
+    int64_t axis = n->attrs().getInt("axis", 0);
+    if (axis < 0) axis += y->rank();
+    if (axis < 0 || axis >= y->rank()) continue;
+    bool contiguous = true;
+    for (int64_t d = 0; d < axis; ++d) contiguous &= y->dims()[d] == 1;
+    if (!contiguous) continue;
+    int64_t inner = static_cast<int64_t>(dtypeSize(y->dtype()));
+    for (int64_t d = axis + 1; d < y->rank(); ++d) inner *= y->dims()[d];
+    std::map<const Value*, int> times;
+    for (const Value* v : n->inputs()) ++times[v];
+    int64_t at = 0;
+    size_t placed = 0;
+    for (const Value* v : n->inputs()) {
+      int64_t offset = at;
+      at += v ? v->dims()[axis] * inner : 0;
+      if (!v || times[v] != 1 || !isArenaValue(v) || v->dtype() != y->dtype()) continue;
+      const Node* p = v->producer();
+      int64_t unused = 0;
+      if (canAlias(p) || canOffsetAlias(p, unused) || p->kind() == "Concat") continue;
+      if (offset % kTensorAlignment != 0 || ce.inPlace.count(v)) continue;
+      ce.inPlace[v] = {n, offset};
+      ++placed;
+    }
+    if (placed == n->numInputs()) ce.elided.push_back(n);
+  }
+  return ce;
+}
+
+namespace {
+
 // Each buffer is at most kMaxTensorBytes; the arena is kept within kMaxTensorBytes too, so no
 // offset arithmetic here can overflow.
 Status placeBuffers(std::vector<ArenaBuffer>& buffers, int64_t& arenaBytes) {
@@ -121,12 +159,19 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
       plan.copies.push_back({static_cast<int>(k), v});
   }
 
-  // Steps and aliases, in schedule order.
+  // Steps and aliases, in schedule order. Operands placed inside a Concat's result are aliases of
+  // it from the start, so views of them resolve to the Concat's buffer too.
   std::map<const Value*, const Value*> root;  // alias -> the value owning the bytes
   std::map<const Value*, int64_t> rootOffset;  // alias -> its byte offset into the root
   std::map<const Node*, int> stepIndex;
+  plan.concats = planConcatElision(g);
+  for (const auto& [v, slot] : plan.concats.inPlace) {
+    root[v] = slot.concat->output(0);
+    rootOffset[v] = slot.offset;
+  }
   for (Node* n : g.nodes()) {
     int64_t offset = 0;
+    if (plan.concats.isElided(n)) continue;
     if (canAlias(n) || canOffsetAlias(n, offset)) {
       const Value* in = n->input(0);
       auto it = root.find(in);
@@ -152,15 +197,29 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
 
   // Lifetimes of arena buffers (aliases extend their root's).
   std::map<const Value*, ArenaBuffer> owners;
+  std::vector<const Value*> order;  // owners in definition order
+  auto own = [&](const Value* out, int at) -> Status {
+    auto it = owners.find(out);
+    if (it != owners.end()) {
+      it->second.first = std::min(it->second.first, at);
+      return Status::success();
+    }
+    MG_ASSIGN_OR_RETURN(int64_t bytes, byteSize(out));
+    ArenaBuffer b;
+    b.value = out;
+    b.bytes = alignUp(bytes);
+    b.first = b.last = at;
+    owners[out] = b;
+    order.push_back(out);
+    return Status::success();
+  };
   for (const Node* n : plan.steps) {
     for (const Value* out : n->outputs()) {
       if (!isArenaValue(out)) continue;
-      MG_ASSIGN_OR_RETURN(int64_t bytes, byteSize(out));
-      ArenaBuffer b;
-      b.value = out;
-      b.bytes = alignUp(bytes);
-      b.first = b.last = stepIndex.at(n);
-      owners[out] = b;
+      auto slot = plan.concats.inPlace.find(out);
+      // Written in place: the Concat's result owns the bytes from this step on.
+      MG_RETURN_IF_ERROR(own(slot == plan.concats.inPlace.end() ? out : slot->second.concat->output(0),
+                             stepIndex.at(n)));
     }
   }
   for (const Node* n : plan.steps) {
@@ -173,12 +232,15 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
       if (it != owners.end()) it->second.last = std::max(it->second.last, at);
     }
   }
-  for (const Node* n : plan.steps)
-    for (const Value* out : n->outputs())
-      if (owners.count(out)) plan.buffers.push_back(owners.at(out));
+  for (const Value* v : order) plan.buffers.push_back(owners.at(v));
   MG_RETURN_IF_ERROR(placeBuffers(plan.buffers, plan.arenaBytes));
   for (const ArenaBuffer& b : plan.buffers)
     plan.storage[b.value] = Storage{StorageKind::kArena, b.offset, 0};
+  for (const auto& [v, slot] : plan.concats.inPlace) {
+    Storage st = plan.storage.at(slot.concat->output(0));
+    st.offset += slot.offset;
+    plan.storage[v] = st;
+  }
   for (const Node* n : plan.aliasedViews) {
     const Value* out = n->output(0);
     Storage st = plan.storage.at(root.at(out));

@@ -125,11 +125,13 @@ std::string reportJson(const Graph& g, const MemoryPlan& plan, const PackageOpti
   steps += plan.steps.empty() ? "]" : "\n  ]";
   return fmt::format(
       "{{\n  \"model\": {},\n  \"name\": {},\n  \"target\": {},\n  \"magneto_version\": \"{}\",\n"
-      "  \"passes\": {},\n  \"kernels\": {},\n  \"aliased_views\": {},\n  \"arena_bytes\": {},\n"
+      "  \"passes\": {},\n  \"kernels\": {},\n  \"aliased_views\": {},\n"
+      "  \"concat_operands_in_place\": {},\n  \"concats_elided\": {},\n  \"arena_bytes\": {},\n"
       "  \"weights_bytes\": {},\n  \"weights_checksum\": \"0x{:016x}\",\n"
       "  \"weights_embedded\": {},\n  \"inputs\": {},\n  \"outputs\": {},\n  \"steps\": {}\n}}\n",
       jsonString(o.model), jsonString(o.name), jsonString(o.target), MAGNETO_VERSION,
-      jsonString(o.passes), plan.steps.size(), plan.aliasedViews.size(), plan.arenaBytes,
+      jsonString(o.passes), plan.steps.size(), plan.aliasedViews.size(), plan.concats.inPlace.size(),
+      plan.concats.elided.size(), plan.arenaBytes,
       plan.weightsBytes, checksum, o.embedWeights ? "true" : "false", jsonPorts(g.inputs(), o.inputNames),
       jsonPorts(g.outputs(), o.outputNames), steps);
 }
@@ -221,6 +223,8 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
   PackageSummary sum;
   sum.steps = static_cast<int>(plan.steps.size());
   sum.aliasedViews = static_cast<int>(plan.aliasedViews.size());
+  sum.concatOperandsInPlace = static_cast<int>(plan.concats.inPlace.size());
+  sum.concatsElided = static_cast<int>(plan.concats.elided.size());
   sum.arenaBytes = plan.arenaBytes;
   sum.weightsBytes = plan.weightsBytes;
 

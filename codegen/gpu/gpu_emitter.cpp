@@ -170,6 +170,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     }
   LowerContext cx;
   cx.slots = &slots;
+  cx.concats = &plan.concats;
   cx.fp16 = fp16;
 
   // Steps -> launches: joint groups' contiguous members share one launch.

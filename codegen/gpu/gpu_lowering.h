@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "magneto/codegen/memory_plan.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
 #include "magneto/target/cost_model.h"
@@ -38,6 +39,7 @@ struct GpuItem {
 // What lowering needs to know about the model's storage: the generated slot index of a value.
 struct LowerContext {
   const std::map<const Value*, int>* slots = nullptr;
+  const ConcatElision* concats = nullptr;  // operands already in their Concat's result (or none)
   int functorCounter = 0;  // functor names are F<step>_<k>: unique per package
   int step = 0;
   int64_t scratchBytes = 0;  // scratch used by the launch being lowered (the emitter resets it)

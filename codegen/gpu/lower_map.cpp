@@ -468,7 +468,8 @@ Expected<std::vector<GpuItem>> lowerDataMovement(const Node& n, const TileConfig
     int64_t at = 0;
     for (size_t i = 0; i < n.numInputs(); ++i) {
       const Value* v = n.input(i);
-      if (v->type().numel() > 0)
+      bool inPlace = cx.concats && cx.concats->isInPlace(&n, v);  // its producer wrote it there
+      if (v->type().numel() > 0 && !inPlace)
         out.push_back(copyItem(cx, v, 0, contiguousStrides(v->dims()), y, at * ys[axis], ys, v->dims(), items));
       at += v->dims()[axis];
     }

@@ -129,8 +129,10 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   if (!o.tuningFile.empty())
     rep.progress(fmt::format("tiles measured by magnetoc tune ({}) used for {} of {} launches; the "
                              "cost model chose the rest", o.tuningFile, sum.tunedLaunches, sum.launches));
-  rep.detail(fmt::format("{} steps ({} views aliased), arena {} bytes, weights {} bytes",
-                         sum.steps, sum.aliasedViews, sum.arenaBytes, sum.weightsBytes));
+  rep.detail(fmt::format("{} steps ({} views aliased; {} Concat operands written in place, {} Concats "
+                         "elided), arena {} bytes, weights {} bytes",
+                         sum.steps, sum.aliasedViews, sum.concatOperandsInPlace, sum.concatsElided,
+                         sum.arenaBytes, sum.weightsBytes));
 
   if (o.build) {
     rep.progress("building with CMake in " + (fs::path(o.outDir) / "build").string());

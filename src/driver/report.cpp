@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "magneto/codegen/memory_plan.h"
 #include "magneto/driver/process.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/verifier.h"
@@ -122,20 +123,54 @@ Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std
   return g;
 }
 
-// Whether a node launches a kernel: not a view, and not a batch-1 MgChannelSlice of wide-merge
-// (the memory planner makes that a byte-offset view of its operand; codegen/memory_plan.cpp).
-bool launchesKernel(const Node& n) {
-  if (opWork(n).cls == OpWork::Class::kView) return false;
-  if (n.kind() == "MgChannelSlice" && n.hasInput(0) && n.input(0)->rank() >= 2 &&
-      n.input(0)->dims()[0] == 1 && !n.output(0)->isGraphOutput())
-    return false;
-  return true;
-}
+// What the memory planner (codegen/memory_plan.cpp) turns into no kernel or a smaller one: views,
+// batch-1 MgChannelSlices (byte-offset views) and Concats whose operands are written in place.
+class Launches {
+ public:
+  Launches(const Graph& g, const DeviceProfile& p) : concats_(planConcatElision(g)), p_(p) {}
 
-double kernelUs(const Node& n, const DeviceProfile& p) {
-  KernelEstimate e = bestKernel(n, p);
-  return e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : 0.0;
-}
+  // Whether `n` launches a kernel.
+  bool launches(const Node& n) const {
+    if (opWork(n).cls == OpWork::Class::kView) return false;
+    if (n.kind() == "MgChannelSlice" && n.hasInput(0) && n.input(0)->rank() >= 2 &&
+        n.input(0)->dims()[0] == 1 && !n.output(0)->isGraphOutput())
+      return false;
+    return !concats_.isElided(&n);
+  }
+
+  // Modeled latency of `n`'s kernel; a Concat copies only its operands not already in place.
+  double us(const Node& n) const {
+    if (n.kind() == "Concat") {
+      std::vector<const Value*> moved;
+      for (const Value* v : n.inputs())
+        if (v && !concats_.isInPlace(&n, v)) moved.push_back(v);
+      if (moved.size() < n.numInputs() && !moved.empty()) {
+        // The same Concat over the operands it still copies.
+        Graph scratch;
+        std::vector<Value*> ins;
+        int64_t axis = n.attrs().getInt("axis", 0);
+        if (axis < 0) axis += n.output(0)->rank();
+        Dims out = n.output(0)->dims();
+        out[axis] = 0;
+        for (const Value* v : moved) {
+          ins.push_back(scratch.addInput("x" + std::to_string(ins.size()), v->type()));
+          out[axis] += v->dims()[axis];
+        }
+        return estimate(*scratch.createNode("Concat", ins, {{n.output(0)->dtype(), out}}, n.attrs()));
+      }
+    }
+    return estimate(n);
+  }
+
+ private:
+  double estimate(const Node& n) const {
+    KernelEstimate e = bestKernel(n, p_);
+    return e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : 0.0;
+  }
+
+  ConcatElision concats_;
+  const DeviceProfile& p_;
+};
 
 std::string fmtUs(double v) { return std::isfinite(v) ? fmt::format("{:.2f}", v) : "n/a"; }
 
@@ -177,11 +212,12 @@ Expected<Report> buildReport(const ReportOptions& o) {
     MG_ASSIGN_OR_RETURN(base, importAndRun(quiet, basePipeline, r.device, false));
   }
   const Graph& baseline = base ? *base : *g;
+  const Launches baseLaunches(baseline, profile), fusedLaunches(*g, profile);
   std::map<std::string, const Node*> baseByName;
   for (const Node* n : baseline.nodes()) {
-    if (!launchesKernel(*n)) continue;
+    if (!baseLaunches.launches(*n)) continue;
     r.kernelsUnfused += 1;
-    r.latencyUnfusedUs += kernelUs(*n, profile);
+    r.latencyUnfusedUs += baseLaunches.us(*n);
     if (!n->name().empty()) baseByName[n->name()] = n;
   }
 
@@ -191,8 +227,8 @@ Expected<Report> buildReport(const ReportOptions& o) {
   std::map<int, double> markedUs;
   std::map<int, int> markedNodes;
   for (const Node* n : g->nodes())
-    if (n->group() >= 0 && launchesKernel(*n)) {
-      markedUs[n->group()] += kernelUs(*n, profile);
+    if (n->group() >= 0 && fusedLaunches.launches(*n)) {
+      markedUs[n->group()] += fusedLaunches.us(*n);
       ++markedNodes[n->group()];
     }
   for (auto& [id, pg] : groups) {
@@ -203,7 +239,7 @@ Expected<Report> buildReport(const ReportOptions& o) {
     for (const std::string& m : pg.members) {
       auto it = baseByName.find(m);
       if (it == baseByName.end()) all = false;
-      else before += kernelUs(*it->second, profile);
+      else before += baseLaunches.us(*it->second);
     }
     pg.modeledUsBefore = all ? before : std::numeric_limits<double>::quiet_NaN();
   }
@@ -212,14 +248,14 @@ Expected<Report> buildReport(const ReportOptions& o) {
   std::set<int> marked;
   r.nodes = static_cast<int>(g->numNodes());
   for (const Node* n : g->nodes()) {
-    if (!launchesKernel(*n)) continue;
+    if (!fusedLaunches.launches(*n)) continue;
     auto it = groups.find(n->group());
     if (it != groups.end() && it->second.kernelsBefore > 0) {
       marked.insert(n->group());
       continue;
     }
     r.kernelsFused += 1;
-    r.latencyFusedUs += kernelUs(*n, profile);
+    r.latencyFusedUs += fusedLaunches.us(*n);
   }
   for (int id : marked) {
     r.kernelsFused += groups.at(id).kernelsAfter;

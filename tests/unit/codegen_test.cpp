@@ -166,6 +166,85 @@ TEST(MemoryPlan, ViewsOfInputsAndViewsThatAreOutputsRun) {
   EXPECT_EQ(plan->find(testing::valueNamed(*g, "s"))->kind, StorageKind::kWeights);
 }
 
+// Concat elision: operands whose producers can write straight into their slice of the result.
+TEST(MemoryPlan, ConcatOperandsAreWrittenInPlace) {
+  auto g = testing::parseVerified(R"(graph @main {
+  input %x : f32[1,16,4,4]
+  %a = Relu(%x)
+  %b = Sigmoid(%x)
+  %c = Concat(%a, %b) {axis = 1}
+  %d = Relu(%c)
+  %e = Tanh(%a)
+  output %d, %e
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const Value* c = testing::valueNamed(*g, "c");
+  ASSERT_EQ(plan->concats.elided.size(), 1u);
+  EXPECT_EQ(plan->concats.elided[0], c->producer());
+  EXPECT_EQ(plan->steps.size(), 4u);  // a, b, d, e: the Concat runs no step
+  int64_t at = plan->find(c)->offset;
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "a"))->offset, at);
+  EXPECT_EQ(plan->find(testing::valueNamed(*g, "b"))->offset, at + 16 * 16 * 4);
+  // One buffer: the Concat's result, live from a's step to e's (e reads a, which lives inside it).
+  ASSERT_EQ(plan->buffers.size(), 1u);
+  EXPECT_EQ(plan->buffers[0].value, c);
+  EXPECT_EQ(plan->buffers[0].first, 0);
+  EXPECT_EQ(plan->buffers[0].last, 3);
+  expectNoLiveOverlap(plan.value());
+}
+
+TEST(MemoryPlan, ConcatElisionLeavesWhatCannotMove) {
+  auto g = testing::parseVerified(R"(graph @main {
+  input %x : f32[1,16,4,4]
+  input %s : f32[1,1,3,3]
+  input %xb : f32[2,16,4,4]
+  %a = Relu(%x)
+  %c1 = Concat(%a, %x) {axis = 1}
+  %o1 = Relu(%c1)
+  %p = Relu(%s)
+  %q = Sigmoid(%s)
+  %c2 = Concat(%p, %q) {axis = 1}
+  %o2 = Relu(%c2)
+  %r = Relu(%x)
+  %c3 = Concat(%r, %r) {axis = 1}
+  %o3 = Relu(%c3)
+  %u = Relu(%xb)
+  %v = Sigmoid(%xb)
+  %c4 = Concat(%u, %v) {axis = 1}
+  %o4 = Relu(%c4)
+  %c5 = Concat(%u, %v) {axis = 0}
+  %o5 = Relu(%c5)
+  %w = Relu(%x)
+  %c6 = Concat(%w, %a) {axis = 1}
+  %o6 = Relu(%c6)
+  output %o1, %o2, %o3, %o4, %o5, %o6
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto in = [&](const char* v, const char* concat) {
+    return plan->concats.isInPlace(testing::valueNamed(*g, concat)->producer(), testing::valueNamed(*g, v));
+  };
+  EXPECT_TRUE(in("a", "c1"));    // a graph input beside it is copied by the Concat, which still runs
+  EXPECT_FALSE(in("x", "c1"));
+  EXPECT_TRUE(in("p", "c2"));    // offset 0
+  EXPECT_FALSE(in("q", "c2"));   // 36 bytes in: not 64-byte aligned
+  EXPECT_FALSE(in("r", "c3"));   // read twice by one Concat
+  EXPECT_FALSE(in("u", "c4"));   // batch 2 along channels: not one contiguous range
+  EXPECT_FALSE(in("v", "c4"));
+  EXPECT_TRUE(in("u", "c5"));    // along the batch axis it is
+  EXPECT_TRUE(in("v", "c5"));
+  EXPECT_FALSE(in("a", "c6"));   // already placed inside c1
+  EXPECT_TRUE(in("w", "c6"));
+  EXPECT_EQ(plan->concats.elided.size(), 1u);  // c5
+  int concatSteps = 0;
+  for (const Node* n : plan->steps) concatSteps += n->kind() == "Concat";
+  EXPECT_EQ(concatSteps, 5);
+  expectNoLiveOverlap(plan.value());
+}
+
 TEST(MemoryPlan, OutputsThatNoStepWritesAreCopies) {
   auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[3]

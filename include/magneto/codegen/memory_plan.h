@@ -17,6 +17,16 @@
 //                     (the root lives until the last use of any alias; offsets of chained views
 //                     add up). Such a view is not 64-byte aligned in general: kernels load
 //                     unaligned.
+//   concat elision -> an operand of a Concat whose slice of the result is one contiguous byte
+//                     range (every dim before the axis is 1) lives INSIDE the Concat's result: its
+//                     producer writes straight into its slice, so nothing is copied for it. The
+//                     result's buffer lives from the first such producer to the last use of the
+//                     result or of any operand placed in it. A Concat with every operand in place
+//                     runs no step; one with some runs and copies only the others (the kernels
+//                     skip an operand already at its destination). Conditions per operand: an
+//                     arena intermediate written by a step (not a view, not a Concat's result),
+//                     read once by this Concat and placed in no other, at a 64-byte aligned offset,
+//                     of the result's element type; the result an arena intermediate.
 //   copies         -> a graph output that is also a graph input, a constant, or listed twice is
 //                     copied into the caller's buffer after the last step.
 //
@@ -27,6 +37,7 @@
 // Everything here is deterministic: buffers are placed in a fixed order (size, then definition).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -60,9 +71,33 @@ struct OutputCopy {
   const Value* source = nullptr;
 };
 
+// Concat elision decisions (see the storage model above).
+struct ConcatElision {
+  struct Slot {
+    const Node* concat = nullptr;
+    int64_t offset = 0;  // bytes into the Concat's result
+  };
+  std::map<const Value*, Slot> inPlace;  // operand -> where it lives
+  std::vector<const Node*> elided;       // Concats with every operand in place: no step
+
+  // Whether operand `v` of `concat` is already at its destination.
+  bool isInPlace(const Node* concat, const Value* v) const {
+    auto it = inPlace.find(v);
+    return it != inPlace.end() && it->second.concat == concat;
+  }
+  bool isElided(const Node* concat) const {
+    return std::find(elided.begin(), elided.end(), concat) != elided.end();
+  }
+};
+
+// Decides concat elision for a verified graph (planMemory's own decision; the report uses it to
+// count what runs).
+ConcatElision planConcatElision(const Graph& g);
+
 struct MemoryPlan {
   std::vector<const Node*> steps;                 // nodes that run, in schedule order
   std::vector<const Node*> aliasedViews;          // views that became aliases (no step)
+  ConcatElision concats;                          // Concat operands written in place
   std::map<const Value*, Storage> storage;        // every value a step or copy touches
   std::vector<ArenaBuffer> buffers;               // arena allocations, in placement order
   std::vector<const Value*> weights;              // constants in the blob, in offset order

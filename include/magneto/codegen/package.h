@@ -43,6 +43,8 @@ struct PackageOptions {
 struct PackageSummary {
   int steps = 0;
   int aliasedViews = 0;
+  int concatOperandsInPlace = 0;  // Concat operands their producers write in place
+  int concatsElided = 0;          // Concats that run no step (every operand in place)
   int64_t arenaBytes = 0;
   int64_t weightsBytes = 0;
   uint64_t weightsChecksum = 0;
