@@ -48,6 +48,7 @@ bool canAlias(const Node* n) {
 // run of bytes inside the operand, so the result is a view at a byte offset (returned in `offset`).
 bool canOffsetAlias(const Node* n, int64_t& offset) {
   if (n->kind() != "MgChannelSlice" || n->numOutputs() != 1 || !n->hasInput(0)) return false;
+  if (n->attrs().getInt("materialize", 0) != 0) return false;  // place-concat-slices wants a copy
   const Value* in = n->input(0);
   const Value* out = n->output(0);
   if (!isArenaValue(in) || out->isGraphOutput() || in->dtype() != out->dtype()) return false;

@@ -21,6 +21,8 @@ bool isGroupableOp(const Node& n) {
       "LayerNormalization", "Softmax", "LogSoftmax", "LRN", "LSTM", "GRU", "RNN", "Einsum",
       "MgElementwise", "Resize", "ReduceMean", "ReduceSum", "ReduceMax", "Gather", "Transpose"};
   if (kCompute.count(n.kind())) return true;
+  // A slice copied into its Concat's result (place-concat-slices) is a kernel; a view is not.
+  if (n.kind() == "MgChannelSlice") return n.attrs().getInt("materialize", 0) != 0;
   const OpSchema* s = OpRegistry::instance().find(n.kind());
   return s && s->has(kElementwise) && n.output(0)->type().numel() >= 1024;
 }
@@ -54,6 +56,16 @@ bool Reachability::dependsOn(const Node* b, const Node* a) const {
 }
 
 namespace {
+
+// A node the memory planner turns into an alias of its operand (no step runs): a kView op, or a
+// batch-1 MgChannelSlice that place-concat-slices did not materialize.
+bool isViewNode(const Node& n) {
+  if (n.kind() == "MgChannelSlice")
+    return n.attrs().getInt("materialize", 0) == 0 && n.hasInput(0) && n.input(0)->rank() >= 2 &&
+           n.input(0)->dims()[0] == 1;
+  const OpSchema* s = OpRegistry::instance().find(n.kind());
+  return s && s->has(kView);
+}
 
 // The branch starting at `head`: follow the only user while the current op has exactly one
 // user and that user reads nothing else produced inside another branch (it is not the join).
@@ -123,12 +135,17 @@ std::vector<SiblingGroup> findSiblingGroups(const Graph& g) {
     std::sort(heads.begin(), heads.end(), [&](Node* a, Node* b) { return pos(a) < pos(b); });
     std::vector<std::vector<Node*>> branches;
     size_t longest = 0;
+    // Steps count kernels: views (no step runs) are not a step of their branch, so a branch that
+    // starts with a channel slice of a wide-merged result lines up with its siblings' first ops.
     for (Node* h : heads) {
-      branches.push_back(branchFrom(h));
+      std::vector<Node*> chain;
+      for (Node* n : branchFrom(h))
+        if (!isViewNode(*n)) chain.push_back(n);
+      branches.push_back(chain);
       longest = std::max(longest, branches.back().size());
     }
     addGroup(SiblingGroup::Kind::kSameInput, f, 0, heads);
-    for (size_t s = 1; s < longest; ++s) {
+    for (size_t s = 0; s < longest; ++s) {
       std::vector<Node*> step;
       for (auto& b : branches)
         if (s < b.size()) step.push_back(b[s]);

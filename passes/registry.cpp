@@ -19,6 +19,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeWideMergePass);
     add(makeBatchMergePass);
     add(makeBatchMergeConvPass);
+    add(makePlaceConcatSlicesPass);
     add(makeDcePass);
     add(makePrintParallelGroupsPass);
     add(makeParallelCoOptimizePass);
@@ -34,7 +35,7 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   (void)target;
   // Parallel structures (DESIGN.md): decide per sibling group on the cost model of the
   // PassContext's device; --no-parallel-opt leaves them out.
-  if (parallelOpt) p += ",parallel-co-optimize";
+  if (parallelOpt) p += ",place-concat-slices,parallel-co-optimize";
   return p;
 }
 

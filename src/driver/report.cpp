@@ -85,7 +85,8 @@ bool inPath(const std::string& tool) {
 }
 
 // The passes that form parallel groups: the baseline ("unfused") pipeline leaves them out.
-const std::set<std::string> kParallelPasses = {"wide-merge", "parallel-co-optimize"};
+const std::set<std::string> kParallelPasses = {"wide-merge", "batch-merge", "batch-merge-conv",
+                                               "place-concat-slices", "parallel-co-optimize"};
 
 std::string withoutParallelPasses(const std::string& list) {
   std::string out;
@@ -133,7 +134,8 @@ class Launches {
   bool launches(const Node& n) const {
     if (opWork(n).cls == OpWork::Class::kView) return false;
     if (n.kind() == "MgChannelSlice" && n.hasInput(0) && n.input(0)->rank() >= 2 &&
-        n.input(0)->dims()[0] == 1 && !n.output(0)->isGraphOutput())
+        n.input(0)->dims()[0] == 1 && !n.output(0)->isGraphOutput() &&
+        n.attrs().getInt("materialize", 0) == 0)
       return false;
     return !concats_.isElided(&n);
   }

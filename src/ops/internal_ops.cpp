@@ -36,10 +36,13 @@ void registerInternalOps(OpRegistry& r) {
     cs.name = "MgChannelSlice";
     cs.minInputs = 1;
     cs.maxInputs = 1;
-    cs.attrs = {{"begin", Attribute::Kind::kInt, true}, {"end", Attribute::Kind::kInt, true}};
+    cs.attrs = {{"begin", Attribute::Kind::kInt, true},
+                {"end", Attribute::Kind::kInt, true},
+                {"materialize", Attribute::Kind::kInt, false}};
     cs.doc =
         "Channels [begin, end) of dim 1: x[:, begin:end, ...] (pass wide-merge). With batch 1 the "
-        "memory planner makes it a byte-offset view of its operand (no step runs).";
+        "memory planner makes it a byte-offset view of its operand (no step runs), unless "
+        "materialize = 1 (pass place-concat-slices): then it copies, straight into its Concat.";
     cs.infer = [](InferContext& c) -> Status {
       Dims d = c.inputDims(0);
       if (d.size() < 2) return c.error("MgChannelSlice needs rank >= 2, got " + c.inputType(0).str());

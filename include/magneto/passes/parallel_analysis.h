@@ -5,7 +5,11 @@
 //            detector heads): step 0 of the branches leaving a fork;
 //   step k : the k-th op of each branch between a fork and its join (Inception's 3x3 beside the
 //            5x5 path, NASNet cells, towers of a recommender), where a branch is the chain of
-//            single-user ops that starts at one of the fork's consumers.
+//            single-user ops that starts at one of the fork's consumers. Steps count kernels:
+//            views (Reshape & co., batch-1 MgChannelSlices that are not materialized) run no step
+//            and are skipped, so a branch that starts with a slice of a wide-merged result lines
+//            up with its siblings' first ops (step 0 of such a fork groups the branches' first
+//            kernels).
 //
 // Membership is checked against explicit reachability (an ancestor bitset per node), so no
 // member of a group depends on another. Groups are deterministic: ordered by their first

@@ -38,6 +38,10 @@ std::unique_ptr<Pass> makeBatchMergePass();
 // decided on the cost model of ctx.device; nothing when ctx.parallelOpt is off.
 Expected<bool> batchMergeConv(Graph& g, PassContext& ctx);
 std::unique_ptr<Pass> makeBatchMergeConvPass();
+// passes/place_concat_slices.cpp: slice operands of a Concat copied into its result where that
+// elides the Concat; nothing when ctx.parallelOpt is off.
+Expected<bool> placeConcatSlices(Graph& g);
+std::unique_ptr<Pass> makePlaceConcatSlicesPass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 // passes/parallel_co_optimize.cpp (plain function: include/magneto/passes/parallel_co_optimize.h)
