@@ -58,7 +58,7 @@ for m in "${models[@]}"; do
   [ -d "$m" ] && m="$m/model.onnx"
   [ -f "$m" ] || { echo "ab_parallel: no model at $m" >&2; failed=1; continue; }
   name="$(basename "$(dirname "$m")")"
-  groups="$("$magnetoc" report "$m" --target cpu -q 2>/dev/null | awk -F': ' '/^parallel groups:/ { print $2; exit }')"
+  groups="$("$magnetoc" report "$m" --target cpu -q 2>/dev/null | awk -F': ' '/^parallel groups:/ && !seen { print $2; seen = 1 }')"
   # Build both packages (and warm the caches) before timing anything.
   if [ -z "$(bench "$m" A)" ] || [ -z "$(bench "$m" B)" ]; then
     echo "ab_parallel: $name: magnetoc bench failed: $(tail -2 "$work/err" | tr '\n' ' ')" >&2
