@@ -217,18 +217,13 @@ class BatchMerger {
   bool mergeSet(const std::vector<GemmMember>& set) {
     const GemmMember& f = set[0];
     const int64_t n = static_cast<int64_t>(set.size());
-    std::string list;
-    for (const GemmMember& m : set) list += (list.empty() ? "" : ", ") + merge::memberName(m.node);
+    const std::string list = merge::memberList(set);
 
     // Legality: mutually independent (re-checked; the groups promise it).
-    Reachability reach(g_);
-    for (size_t i = 0; i < set.size(); ++i)
-      for (size_t j = i + 1; j < set.size(); ++j)
-        if (!reach.independent(set[i].node, set[j].node)) {
-          log(fmt::format("decline [{}]: {} and {} depend on each other", list,
-                          merge::memberName(set[i].node), merge::memberName(set[j].node)));
-          return false;
-        }
+    if (std::string why = merge::dependence(g_, set); !why.empty()) {
+      log(fmt::format("decline [{}]: {}", list, why));
+      return false;
+    }
     if (static_cast<double>(n) * f.k * f.cols * 4 > kMaxStackedWeightBytes) {
       log(fmt::format("decline [{}]: stacked weights exceed kMaxStackedWeightBytes", list));
       return false;
@@ -268,13 +263,8 @@ class BatchMerger {
                                            {kernels.back()->output(0), sb},
                                            {{DType::kF32, yDims}}, ea));
     }
-    double after = 0, matmulUs = 0;
-    for (const Node* k : kernels) {
-      KernelEstimate e = bestKernel(*k, p_);
-      double t = e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : INFINITY;
-      after += t;
-      if (k->kind() == "MatMul") matmulUs = t;
-    }
+    double matmulUs = 0;
+    const double after = merge::kernelsUs(kernels, p_, "MatMul", matmulUs);
     std::vector<const Node*> ms;
     for (const GemmMember& m : set) ms.push_back(m.node);
     const merge::SiblingBaseline base0 = merge::siblingBaseline(ms, p_);
@@ -304,9 +294,7 @@ class BatchMerger {
           b[i * f.cols + c] = static_cast<float>(m.beta) * bs[c];
       }
     }
-    Node* last = set.back().node;
-    for (const GemmMember& m : set)
-      if (reach.index(m.node) > reach.index(last)) last = m.node;
+    Node* last = merge::lastMember(g_, set);
     std::string base = f.node->name().empty() ? std::string("batch") : f.node->name() + "_batch";
     ParallelGroup pg;
     pg.strategy = "batch";
@@ -361,13 +349,7 @@ class BatchMerger {
       g_.replaceAllUsesWith(m->output(0), r->output(0));
     }
     for (const GemmMember& m : set) g_.eraseNode(m.node);
-    // Consumers of an earlier member may sit before `last`: re-sort (stable; no cycle, as the
-    // members are independent).
-    if (!g_.topoSort()) {
-      // Unreachable by the independence check above; a cycle here is a compiler bug.
-      std::fprintf(stderr, "[%s] internal error: cycle after merging [%s]\n", kPassName, list.c_str());
-      std::abort();
-    }
+    merge::resortAfterMerge(g_, kPassName, list);
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -391,8 +373,7 @@ class BatchMergePass : public Pass {
 
 Expected<bool> batchMerge(Graph& g, PassContext& ctx) {
   if (!ctx.parallelOpt) return false;
-  std::string device = ctx.device.empty() ? "host" : ctx.device;
-  MG_ASSIGN_OR_RETURN(DeviceProfile p, loadDeviceProfile(device));
+  MG_ASSIGN_OR_RETURN(DeviceProfile p, merge::profileFor(ctx));
   return BatchMerger(g, ctx, p).run();
 }
 

@@ -191,17 +191,12 @@ class ConvBatchMerger {
       std::stable_sort(set.begin(), set.end(),
                        [](const ConvMember& a, const ConvMember& b) { return a.slice < b.slice; });
     const Node* f = set[0].node;
-    std::string list;
-    for (const ConvMember& m : set) list += (list.empty() ? "" : ", ") + merge::memberName(m.node);
+    const std::string list = merge::memberList(set);
 
-    Reachability reach(g_);
-    for (size_t i = 0; i < set.size(); ++i)
-      for (size_t j = i + 1; j < set.size(); ++j)
-        if (!reach.independent(set[i].node, set[j].node)) {
-          log(fmt::format("decline [{}]: {} and {} depend on each other", list,
-                          merge::memberName(set[i].node), merge::memberName(set[j].node)));
-          return false;
-        }
+    if (std::string why = merge::dependence(g_, set); !why.empty()) {
+      log(fmt::format("decline [{}]: {}", list, why));
+      return false;
+    }
     const Dims& xd = f->input(0)->dims();
     const Dims& wd = f->input(1)->dims();
     const Dims& yd = f->output(0)->dims();
@@ -231,13 +226,8 @@ class ConvBatchMerger {
     std::vector<Value*> sOps = {sx, scratch.addConstant("w", Tensor::zeros({DType::kF32, swDims}))};
     if (f->hasInput(2)) sOps.push_back(scratch.addConstant("b", Tensor::zeros({DType::kF32, {n * wd[0]}})));
     kernels.push_back(scratch.createNode("Conv", sOps, {{DType::kF32, syDims}}, ca));
-    double after = 0, convUs = 0;
-    for (const Node* k : kernels) {
-      KernelEstimate e = bestKernel(*k, p_);
-      double t = e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : INFINITY;
-      after += t;
-      if (k->kind() == "Conv") convUs = t;
-    }
+    double convUs = 0;
+    const double after = merge::kernelsUs(kernels, p_, "Conv", convUs);
     std::vector<const Node*> ms;
     for (const ConvMember& m : set) ms.push_back(m.node);
     const merge::SiblingBaseline base0 = merge::siblingBaseline(ms, p_);
@@ -261,9 +251,7 @@ class ConvBatchMerger {
         b.insert(b.end(), bs, bs + wd[0]);
       }
     }
-    Node* last = set.back().node;
-    for (const ConvMember& m : set)
-      if (reach.index(m.node) > reach.index(last)) last = m.node;
+    Node* last = merge::lastMember(g_, set);
     std::string base = f->name().empty() ? std::string("batch_conv") : f->name() + "_batch";
     ParallelGroup pg;
     pg.strategy = "batch";
@@ -321,12 +309,7 @@ class ConvBatchMerger {
       }
     }
     for (const ConvMember& m : set) g_.eraseNode(m.node);
-    // Consumers of an earlier member may sit before `last`: re-sort (stable; no cycle, as the
-    // members are independent).
-    if (!g_.topoSort()) {
-      std::fprintf(stderr, "[%s] internal error: cycle after merging [%s]\n", kPassName, list.c_str());
-      std::abort();
-    }
+    merge::resortAfterMerge(g_, kPassName, list);
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -349,8 +332,7 @@ class BatchMergeConvPass : public Pass {
 
 Expected<bool> batchMergeConv(Graph& g, PassContext& ctx) {
   if (!ctx.parallelOpt) return false;
-  std::string device = ctx.device.empty() ? "host" : ctx.device;
-  MG_ASSIGN_OR_RETURN(DeviceProfile p, loadDeviceProfile(device));
+  MG_ASSIGN_OR_RETURN(DeviceProfile p, merge::profileFor(ctx));
   return ConvBatchMerger(g, ctx, p).run();
 }
 

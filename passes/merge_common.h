@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "magneto/ir/graph.h"
 #include "magneto/passes/parallel_analysis.h"
+#include "magneto/passes/pass.h"
 #include "magneto/passes/parallel_co_optimize.h"
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
@@ -81,6 +84,64 @@ inline SiblingBaseline siblingBaseline(const std::vector<const Node*>& members, 
     if (j.valid) b.jointUs = j.latencyUs;
   }
   return b;
+}
+
+// The members' names, comma separated (for logs).
+template <class Set>
+std::string memberList(const Set& set) {
+  std::string list;
+  for (const auto& m : set) list += (list.empty() ? "" : ", ") + memberName(m.node);
+  return list;
+}
+
+// Why the members of `set` cannot be merged because one depends on another ("" when they are
+// mutually independent, as ParallelAnalysis' groups promise; re-checked before any rewrite).
+template <class Set>
+std::string dependence(const Graph& g, const Set& set) {
+  Reachability reach(g);
+  for (size_t i = 0; i < set.size(); ++i)
+    for (size_t j = i + 1; j < set.size(); ++j)
+      if (!reach.independent(set[i].node, set[j].node))
+        return memberName(set[i].node) + " and " + memberName(set[j].node) + " depend on each other";
+  return "";
+}
+
+// The latest member in schedule order (where a merge inserts its nodes).
+template <class Set>
+Node* lastMember(const Graph& g, const Set& set) {
+  Reachability reach(g);
+  Node* last = set.back().node;
+  for (const auto& m : set)
+    if (reach.index(m.node) > reach.index(last)) last = m.node;
+  return last;
+}
+
+// The modeled latency of `kernels` run one after another (infinite if any cannot be estimated);
+// `ofKind` receives that of the last kernel of kind `kind`.
+inline double kernelsUs(const std::vector<const Node*>& kernels, const DeviceProfile& p,
+                        const std::string& kind, double& ofKind) {
+  double total = 0;
+  for (const Node* k : kernels) {
+    KernelEstimate e = bestKernel(*k, p);
+    double t = e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : std::numeric_limits<double>::infinity();
+    total += t;
+    if (k->kind() == kind) ofKind = t;
+  }
+  return total;
+}
+
+// After a merge, consumers of an earlier member may sit before the merged nodes: re-sort (stable).
+// The members are independent, so a cycle here is a compiler bug.
+inline void resortAfterMerge(Graph& g, const char* pass, const std::string& list) {
+  if (!g.topoSort()) {
+    std::fprintf(stderr, "[%s] internal error: cycle after merging [%s]\n", pass, list.c_str());
+    std::abort();
+  }
+}
+
+// The profile a merging pass decides on: ctx.device, "host" (the CPU target) by default.
+inline Expected<DeviceProfile> profileFor(const PassContext& ctx) {
+  return loadDeviceProfile(ctx.device.empty() ? "host" : ctx.device);
 }
 
 // Whether batched kernels estimated at `afterUs` in all beat `before` by kMinGain.
