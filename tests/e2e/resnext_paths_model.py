@@ -19,19 +19,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numpy_ref import conv  # noqa: E402
+
 PATHS, CIN, WIDTH, SIZE = 64, 16, 4, 6
-
-
-def conv(x, w, pad):
-    n, c, h, wd = x.shape
-    m, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
-    y = np.zeros((n, m, oh, ow), dtype=np.float64)
-    for i in range(kh):
-        for j in range(kw):
-            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
-    return y
 
 
 def main():
@@ -62,9 +53,9 @@ def main():
                              kernel_shape=[1, 1]),
         ]
         outs.append(f"c_{p}")
-        a = np.maximum(conv(x64, ws[0], 0) + bs[0].reshape(1, -1, 1, 1), 0)
-        b = np.maximum(conv(a, ws[1], 1) + bs[1].reshape(1, -1, 1, 1), 0)
-        total += conv(b, ws[2], 0)
+        a = np.maximum(conv(x64, ws[0], pad=0) + bs[0].reshape(1, -1, 1, 1), 0)
+        b = np.maximum(conv(a, ws[1], pad=1) + bs[1].reshape(1, -1, 1, 1), 0)
+        total += conv(b, ws[2], pad=0)
     nodes.append(helper.make_node("Sum", outs, ["paths"], name="aggregate"))
     nodes.append(helper.make_node("Add", ["paths", "x"], ["res"], name="shortcut"))
     nodes.append(helper.make_node("Relu", ["res"], ["y"], name="out_relu"))

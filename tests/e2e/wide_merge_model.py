@@ -18,17 +18,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-
-def conv(x, w, b, pad):
-    n, c, h, wd = x.shape
-    m, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
-    y = np.zeros((n, m, oh, ow), dtype=np.float64)
-    for i in range(kh):
-        for j in range(kw):
-            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
-    return y + b.reshape(1, m, 1, 1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numpy_ref import conv  # noqa: E402
 
 
 def main():
