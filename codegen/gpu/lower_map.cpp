@@ -19,6 +19,8 @@ namespace {
 constexpr int kMapThreads = 256;
 
 using Operand = MapOperand;
+// Operands one map item takes: mgk::kMaxMapInputs (runtime/gpu/kernels/mg_kparams.h).
+constexpr int kMapInputs = 6;
 
 }  // namespace
 
@@ -246,6 +248,46 @@ bool isCopyKind(const std::string& k) {
 
 std::string functorName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
 
+// Sum, Max, Min or Mean of more operands than a map item takes (kMaxMapInputs): one item per
+// phase, i.e. launches in order. Phase 0 folds the first kMaxMapInputs operands into y; each
+// later phase folds y with the next kMaxMapInputs - 1 (a thread reads y[o] and writes y[o]: no
+// other thread touches o); Mean divides in the last. The fold runs left to right over the
+// operands, as the CPU runtime's does, so the sums are the same to the bit.
+Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector<Operand>& all,
+                                                const TileConfig& tile, LowerContext& cx) {
+  const std::string& k = n.kind();
+  const Value* y = n.output(0);
+  DType t = n.input(0)->dtype();
+  bool isFloat = t == DType::kF32;
+  if (k != "Sum" && k != "Max" && k != "Min" && k != "Mean")
+    return unsupported("{}: {} operands; the GPU map kernel takes at most {}", n.describe(), all.size(),
+                       kMapInputs);
+  const char* ct = ctypeOf(t);
+  const std::string fold = k == "Mean" ? "Add" : k;
+  std::vector<GpuItem> items;
+  size_t next = 0;
+  for (int phase = 0; next < all.size(); ++phase) {
+    std::vector<Operand> ins;
+    if (phase > 0) ins.push_back({cx.ptr(y), 0, contiguousStrides(y->dims())});
+    while (ins.size() < static_cast<size_t>(kMapInputs) && next < all.size()) ins.push_back(all[next++]);
+    std::string body, acc = "a0";
+    for (size_t i = 0; i < ins.size(); ++i)
+      body += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", ct, i);
+    for (size_t i = 1; i < ins.size(); ++i) acc = binaryExpr(fold, acc, "a" + std::to_string(i), isFloat);
+    if (acc.empty())
+      return unsupported("{}: the cuda/hip targets have no elementwise kernel for '{}' on {} yet",
+                         n.describe(), k, dtypeName(t));
+    if (k == "Mean" && next == all.size()) acc = fmt::format("({} / {}.f)", acc, all.size());
+    std::string name = functorName(cx);
+    body += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>({1});\n", ct, acc);
+    GpuItem it = mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(), ins, cx.ptr(y), 0,
+                         contiguousStrides(y->dims()), itemsFor(tile));
+    it.phase = phase;
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
 Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* y = n.output(0);
   for (size_t k = 0; k < n.numInputs(); ++k)
@@ -285,8 +327,7 @@ Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig&
     }
     ins.push_back({cx.ptr(v), 0, s});
   }
-  if (ins.size() > 6)
-    return unsupported("{}: {} operands; the GPU map kernel takes at most 6", n.describe(), ins.size());
+  if (ins.size() > static_cast<size_t>(kMapInputs)) return variadicInPhases(n, ins, tile, cx);
   return std::vector<GpuItem>{mapItem(name, functor, y->dims(), ins, cx.ptr(y), 0,
                                       contiguousStrides(y->dims()), itemsFor(tile))};
 }
