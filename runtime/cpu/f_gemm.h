@@ -130,5 +130,6 @@ int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, i
 int fLSTM(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_recurrent.cpp
 int fGRU(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fRNN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_elementwise.cpp
 
 }  // namespace mgrt

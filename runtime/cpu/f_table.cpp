@@ -15,6 +15,7 @@ const KernelEntry* fastKernels() {
       {"LSTM", fLSTM},
       {"GRU", fGRU},
       {"RNN", fRNN},
+      {"MgElementwise", fMgElementwise},
       {nullptr, nullptr},
   };
   return kTable;

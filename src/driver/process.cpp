@@ -148,7 +148,10 @@ Expected<std::string> cacheDir() {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return badInput("cannot create the cache folder {}: {} (set MAGNETO_CACHE_DIR)", dir, ec.message());
-  return dir;
+  // Absolute, since builds run inside the package folder (a relative MAGNETO_CACHE_DIR made the
+  // precompiled header's -I point nowhere there).
+  fs::path abs = fs::absolute(dir, ec);
+  return ec ? dir : abs.lexically_normal().string();
 }
 
 Expected<std::string> makeTempDir(const std::string& prefix, const std::string& parent) {

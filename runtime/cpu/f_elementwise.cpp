@@ -1,0 +1,266 @@
+// Fast MgElementwise (the fused elementwise chain; program format in k_fused.cpp).
+//
+// What the reference kernel does per element, this one does per run of elements:
+//   - the program is parsed once per model handle (kept in the step's StepState with the
+//     broadcast plan), not on every run;
+//   - broadcasting is planned once: output dims are coalesced where every input steps through
+//     them alike (a per-channel [C,1,1] operand of an NCHW output becomes "C runs of H*W equal
+//     values"), and each block of the output is filled run by run (memcpy, a fill, or a strided
+//     copy) instead of unravelling every element's index with divisions;
+//   - an operand that covers the whole output is read in place, and the last instruction writes
+//     straight into the output;
+//   - exp, tanh, sigmoid, erf and GELU use the vectorizable approximations of f_vmath.h (a few
+//     ulp, documented there), so each instruction's loop compiles to SIMD code.
+// Ops without a vectorizable form here (Log, Pow with a general exponent, Softplus, Mish, ...)
+// call the reference kernel's scalar function, so they compute exactly what it does.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "f_gemm.h"
+#include "f_vmath.h"
+#include "k_fused_program.h"
+#include "mg_kernels.h"
+#include "mg_threadpool.h"
+
+namespace mgrt {
+namespace {
+
+using fused::Code;
+using fused::Instr;
+
+constexpr int64_t kBlock = 1024;
+// Below this many elements a chain runs on the calling thread: waking the pool costs more.
+constexpr int64_t kParallelMin = 32768;
+
+enum class Feed { kDirect, kScalar, kRuns };
+
+struct Plan {
+  std::vector<Instr> code;
+  int nin = 0;
+  int64_t total = 0;
+  // The coalesced iteration space: rank r, dims d[], and per input its strides over them.
+  int r = 0;
+  int64_t d[kMaxRank] = {0};
+  std::vector<std::array<int64_t, kMaxRank>> strides;
+  std::vector<Feed> feed;
+  // What the plan was made for: the inputs' and the output's dims (rebuilt if they change).
+  std::vector<int64_t> key;
+};
+
+std::vector<int64_t> shapeKey(const Tensor* in, int nin, const Tensor& y) {
+  std::vector<int64_t> k;
+  for (int i = 0; i <= nin; ++i) {
+    const Tensor& t = i < nin ? in[i] : y;
+    k.push_back(t.rank);
+    k.insert(k.end(), t.dims, t.dims + t.rank);
+  }
+  return k;
+}
+
+// Coalesces the output's dims for all inputs at once: dims d and d+1 merge when every input's
+// stride over d equals its stride over d+1 times dim d+1 (contiguous, or both broadcast).
+void planBroadcast(Plan& p, const Tensor* in, int nin, const Tensor& y) {
+  const int rank = y.rank;
+  std::vector<std::array<int64_t, kMaxRank>> full(nin);
+  for (int i = 0; i < nin; ++i) {
+    int64_t s = 1;
+    for (int dd = rank - 1, k = in[i].rank - 1; dd >= 0; --dd, --k) {
+      int64_t dim = k >= 0 ? in[i].dims[k] : 1;
+      full[i][dd] = dim == 1 ? 0 : s;
+      s *= dim;
+    }
+  }
+  // Walk from the innermost dim outwards, merging into the current coalesced dim.
+  int64_t cd[kMaxRank];
+  std::vector<std::array<int64_t, kMaxRank>> cs(nin);
+  int r = 0;
+  for (int dd = rank - 1; dd >= 0; --dd) {
+    if (y.dims[dd] == 1) continue;
+    bool merge = r > 0;
+    for (int i = 0; i < nin && merge; ++i) merge = full[i][dd] == cs[i][r - 1] * cd[r - 1];
+    if (merge) {
+      cd[r - 1] *= y.dims[dd];
+      continue;
+    }
+    cd[r] = y.dims[dd];
+    for (int i = 0; i < nin; ++i) cs[i][r] = full[i][dd];
+    ++r;
+  }
+  if (r == 0) {  // a single element
+    cd[0] = 1;
+    for (int i = 0; i < nin; ++i) cs[i][0] = 0;
+    r = 1;
+  }
+  // Store outermost first.
+  p.r = r;
+  p.strides.assign(nin, {});
+  for (int k = 0; k < r; ++k) {
+    p.d[k] = cd[r - 1 - k];
+    for (int i = 0; i < nin; ++i) p.strides[i][k] = cs[i][r - 1 - k];
+  }
+  p.feed.assign(nin, Feed::kRuns);
+  for (int i = 0; i < nin; ++i) {
+    bool direct = in[i].numel() == p.total, scalar = true;
+    for (int k = 0; k < r; ++k) scalar = scalar && p.strides[i][k] == 0;
+    p.feed[i] = direct ? Feed::kDirect : (scalar ? Feed::kScalar : Feed::kRuns);
+  }
+}
+
+// Copies elements [start, start + n) of input i's broadcast view into dst, run by run along the
+// innermost coalesced dim.
+void gatherRuns(const Plan& p, int i, const float* src, int64_t start, int64_t n, float* dst) {
+  const int r = p.r;
+  const auto& st = p.strides[i];
+  int64_t idx[kMaxRank];
+  int64_t flat = start;
+  for (int k = r - 1; k >= 0; --k) {
+    idx[k] = flat % p.d[k];
+    flat /= p.d[k];
+  }
+  const int64_t inner = p.d[r - 1], is = st[r - 1];
+  int64_t done = 0;
+  while (done < n) {
+    int64_t off = 0;
+    for (int k = 0; k < r; ++k) off += idx[k] * st[k];
+    const int64_t len = std::min(n - done, inner - idx[r - 1]);
+    float* o = dst + done;
+    if (is == 0) {
+      const float v = src[off];
+      for (int64_t e = 0; e < len; ++e) o[e] = v;
+    } else if (is == 1) {
+      std::memcpy(o, src + off, sizeof(float) * len);
+    } else {
+      for (int64_t e = 0; e < len; ++e) o[e] = src[off + e * is];
+    }
+    done += len;
+    idx[r - 1] += len;
+    for (int k = r - 1; k > 0 && idx[k] == p.d[k]; --k) idx[k] = 0, ++idx[k - 1];
+  }
+}
+
+void runUnary(const Instr& ins, const float* x, float* o, int64_t n) {
+  switch (ins.code) {
+    case Code::kAbs: for (int64_t e = 0; e < n; ++e) o[e] = std::fabs(x[e]); return;
+    case Code::kNeg: for (int64_t e = 0; e < n; ++e) o[e] = -x[e]; return;
+    case Code::kExp: for (int64_t e = 0; e < n; ++e) o[e] = vm::vexp(x[e]); return;
+    case Code::kSqrt: for (int64_t e = 0; e < n; ++e) o[e] = std::sqrt(x[e]); return;
+    case Code::kRecip: for (int64_t e = 0; e < n; ++e) o[e] = 1.f / x[e]; return;
+    case Code::kFloor: for (int64_t e = 0; e < n; ++e) o[e] = std::floor(x[e]); return;
+    case Code::kCeil: for (int64_t e = 0; e < n; ++e) o[e] = std::ceil(x[e]); return;
+    case Code::kErf: for (int64_t e = 0; e < n; ++e) o[e] = vm::verf(x[e]); return;
+    case Code::kSoftsign: for (int64_t e = 0; e < n; ++e) o[e] = x[e] / (1.f + std::fabs(x[e])); return;
+    case Code::kAct: break;
+    default: for (int64_t e = 0; e < n; ++e) o[e] = fused::unary(ins, x[e]); return;
+  }
+  const float al = ins.act.alpha, be = ins.act.beta;
+  switch (ins.act.act) {
+    case Act::kRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] > 0.f ? x[e] : 0.f; return;
+    case Act::kLeakyRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : x[e] * al; return;
+    case Act::kSigmoid: for (int64_t e = 0; e < n; ++e) o[e] = vm::vsigmoid(x[e]); return;
+    case Act::kTanh: for (int64_t e = 0; e < n; ++e) o[e] = vm::vtanh(x[e]); return;
+    case Act::kClip:
+      for (int64_t e = 0; e < n; ++e) o[e] = x[e] < al ? al : (x[e] > be ? be : x[e]);
+      return;
+    case Act::kHardSigmoid:
+      for (int64_t e = 0; e < n; ++e) {
+        float v = al * x[e] + be;
+        o[e] = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+      }
+      return;
+    case Act::kHardSwish:
+      for (int64_t e = 0; e < n; ++e) {
+        float v = x[e] / 6.f + 0.5f;
+        v = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+        o[e] = x[e] * v;
+      }
+      return;
+    case Act::kElu:
+      for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : al * (vm::vexp(x[e]) - 1.f);
+      return;
+    case Act::kGelu: for (int64_t e = 0; e < n; ++e) o[e] = vm::vgelu(x[e]); return;
+    default: for (int64_t e = 0; e < n; ++e) o[e] = applyAct(ins.act, x[e]); return;
+  }
+}
+
+void runBinary(Code c, const float* x, const float* z, float* o, int64_t n) {
+  switch (c) {
+    case Code::kAdd: for (int64_t e = 0; e < n; ++e) o[e] = x[e] + z[e]; return;
+    case Code::kSub: for (int64_t e = 0; e < n; ++e) o[e] = x[e] - z[e]; return;
+    case Code::kMul: for (int64_t e = 0; e < n; ++e) o[e] = x[e] * z[e]; return;
+    case Code::kDiv: for (int64_t e = 0; e < n; ++e) o[e] = x[e] / z[e]; return;
+    case Code::kPow: {
+      bool square = true;
+      for (int64_t e = 0; e < n; ++e) square = square && z[e] == 2.f;
+      if (square) {
+        for (int64_t e = 0; e < n; ++e) o[e] = x[e] * x[e];
+        return;
+      }
+      break;
+    }
+    default: break;
+  }
+  for (int64_t e = 0; e < n; ++e) o[e] = fused::binary(c, x[e], z[e]);
+}
+
+}  // namespace
+
+int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  const Tensor& y = out[0];
+  for (int i = 0; i < nin; ++i)
+    if (in[i].dtype != kF32 || !in[i].present())
+      return fast::fallbackKernel("MgElementwise", a, in, nin, out, nout, ctx);
+  Plan local;
+  Plan* plan = &local;
+  if (ctx.state) plan = ctx.state->getOr<Plan>([] { return new Plan(); });
+  std::vector<int64_t> key = shapeKey(in, nin, y);
+  if (plan->code.empty() || plan->key != key) {
+    plan->code.clear();
+    if (int rc = fused::parseProgram(a, nin, plan->code, ctx)) return rc;
+    plan->nin = nin;
+    plan->total = y.numel();
+    planBroadcast(*plan, in, nin, y);
+    plan->key = std::move(key);
+  }
+  const Plan& p = *plan;
+  const int64_t total = p.total;
+  if (total == 0) return 0;
+  const int ncode = static_cast<int>(p.code.size());
+  float* dst = y.as<float>();
+  const int64_t blocks = (total + kBlock - 1) / kBlock;
+  auto work = [&](int64_t b0, int64_t b1) {
+    // Per thread: one block buffer per input that is not read in place, one per temporary.
+    std::unique_ptr<float[]> buf(new float[static_cast<size_t>(nin + ncode) * kBlock]);
+    std::vector<const float*> slot(nin + ncode);
+    for (int i = 0; i < nin; ++i)
+      if (p.feed[i] == Feed::kScalar) {
+        float* s = &buf[static_cast<size_t>(i) * kBlock];
+        std::fill(s, s + kBlock, in[i].as<float>()[0]);
+        slot[i] = s;
+      }
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t start = blk * kBlock, n = std::min(kBlock, total - start);
+      for (int i = 0; i < nin; ++i) {
+        if (p.feed[i] == Feed::kDirect) slot[i] = in[i].as<float>() + start;
+        if (p.feed[i] != Feed::kRuns) continue;
+        float* s = &buf[static_cast<size_t>(i) * kBlock];
+        gatherRuns(p, i, in[i].as<float>(), start, n, s);
+        slot[i] = s;
+      }
+      for (int k = 0; k < ncode; ++k) {
+        const Instr& ins = p.code[k];
+        float* o = k == ncode - 1 ? dst + start : &buf[static_cast<size_t>(nin + k) * kBlock];
+        if (fused::isBinary(ins.code)) runBinary(ins.code, slot[ins.a], slot[ins.b], o, n);
+        else runUnary(ins, slot[ins.a], o, n);
+        slot[nin + k] = o;
+      }
+    }
+  };
+  if (total < kParallelMin || !ctx.pool) work(0, blocks);
+  else parallelFor(ctx.pool, blocks, 4, work);
+  return 0;
+}
+
+}  // namespace mgrt
