@@ -205,20 +205,21 @@ void runBinary(Code c, const float* x, const float* z, float* o, int64_t n) {
   for (int64_t e = 0; e < n; ++e) o[e] = fused::binary(c, x[e], z[e]);
 }
 
-}  // namespace
-
-int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+// Runs the chain `build` makes (called once per handle and shape) over in -> out[0].
+template <typename Build>
+int runChain(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
+             Ctx& ctx, Build build) {
   const Tensor& y = out[0];
-  for (int i = 0; i < nin; ++i)
-    if (in[i].dtype != kF32 || !in[i].present())
-      return fast::fallbackKernel("MgElementwise", a, in, nin, out, nout, ctx);
+  bool f32 = y.dtype == kF32 && nin > 0;
+  for (int i = 0; i < nin; ++i) f32 = f32 && in[i].dtype == kF32 && in[i].present();
+  if (!f32) return fast::fallbackKernel(op, a, in, nin, out, nout, ctx);
   Plan local;
   Plan* plan = &local;
   if (ctx.state) plan = ctx.state->getOr<Plan>([] { return new Plan(); });
   std::vector<int64_t> key = shapeKey(in, nin, y);
   if (plan->code.empty() || plan->key != key) {
     plan->code.clear();
-    if (int rc = fused::parseProgram(a, nin, plan->code, ctx)) return rc;
+    if (int rc = build(plan->code)) return rc;
     plan->nin = nin;
     plan->total = y.numel();
     planBroadcast(*plan, in, nin, y);
@@ -262,5 +263,75 @@ int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int n
   else parallelFor(ctx.pool, blocks, 4, work);
   return 0;
 }
+
+// A standalone ONNX op of one instruction on float32 operands (other dtypes: the reference).
+template <Code C>
+int singleOp(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin != (fused::isBinary(C) ? 2 : 1)) return fast::fallbackKernel(op, a, in, nin, out, nout, ctx);
+  return runChain(op, a, in, nin, out, nout, ctx, [&](std::vector<Instr>& code) {
+    Instr ins;
+    ins.code = C;
+    ins.a = 0;
+    ins.b = fused::isBinary(C) ? 1 : -1;
+    code.push_back(ins);
+    return 0;
+  });
+}
+
+// A standalone activation without attributes (Relu, Sigmoid, Tanh).
+template <Act A>
+int singleAct(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin != 1) return fast::fallbackKernel(op, a, in, nin, out, nout, ctx);
+  return runChain(op, a, in, nin, out, nout, ctx, [&](std::vector<Instr>& code) {
+    Instr ins;
+    ins.code = Code::kAct;
+    ins.act.act = A;
+    ins.a = 0;
+    code.push_back(ins);
+    return 0;
+  });
+}
+
+}  // namespace
+
+int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  return runChain("MgElementwise", a, in, nin, out, nout, ctx,
+                  [&](std::vector<Instr>& code) { return fused::parseProgram(a, nin, code, ctx); });
+}
+
+// Sum of float32 operands: Add folded left to right, as the reference kernel folds.
+int fSum(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin < 2) return fast::fallbackKernel("Sum", a, in, nin, out, nout, ctx);
+  return runChain("Sum", a, in, nin, out, nout, ctx, [&](std::vector<Instr>& code) {
+    for (int k = 1; k < nin; ++k) {
+      Instr ins;
+      ins.code = Code::kAdd;
+      ins.a = k == 1 ? 0 : nin + k - 2;
+      ins.b = k;
+      code.push_back(ins);
+    }
+    return 0;
+  });
+}
+
+#define MG_FAST_EW(NAME, CALL) \
+  int f##NAME(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) { \
+    return CALL(#NAME, a, in, nin, out, nout, ctx);                                          \
+  }
+MG_FAST_EW(Add, singleOp<Code::kAdd>)
+MG_FAST_EW(Sub, singleOp<Code::kSub>)
+MG_FAST_EW(Mul, singleOp<Code::kMul>)
+MG_FAST_EW(Div, singleOp<Code::kDiv>)
+MG_FAST_EW(Pow, singleOp<Code::kPow>)
+MG_FAST_EW(Exp, singleOp<Code::kExp>)
+MG_FAST_EW(Erf, singleOp<Code::kErf>)
+MG_FAST_EW(Sqrt, singleOp<Code::kSqrt>)
+MG_FAST_EW(Reciprocal, singleOp<Code::kRecip>)
+MG_FAST_EW(Abs, singleOp<Code::kAbs>)
+MG_FAST_EW(Neg, singleOp<Code::kNeg>)
+MG_FAST_EW(Relu, singleAct<Act::kRelu>)
+MG_FAST_EW(Sigmoid, singleAct<Act::kSigmoid>)
+MG_FAST_EW(Tanh, singleAct<Act::kTanh>)
+#undef MG_FAST_EW
 
 }  // namespace mgrt

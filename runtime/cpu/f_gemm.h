@@ -130,6 +130,18 @@ int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, i
 int fLSTM(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_recurrent.cpp
 int fGRU(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fRNN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
-int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_elementwise.cpp
+// f_elementwise.cpp: the fused chain and the standalone float32 elementwise ops it can run.
+int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fSum(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+#define MG_FAST_EW_DECL(NAME) int f##NAME(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);
+MG_FAST_EW_DECL(Add) MG_FAST_EW_DECL(Sub) MG_FAST_EW_DECL(Mul) MG_FAST_EW_DECL(Div)
+MG_FAST_EW_DECL(Pow) MG_FAST_EW_DECL(Exp) MG_FAST_EW_DECL(Erf) MG_FAST_EW_DECL(Sqrt)
+MG_FAST_EW_DECL(Reciprocal) MG_FAST_EW_DECL(Abs) MG_FAST_EW_DECL(Neg) MG_FAST_EW_DECL(Relu)
+MG_FAST_EW_DECL(Sigmoid) MG_FAST_EW_DECL(Tanh)
+#undef MG_FAST_EW_DECL
+// f_rows.cpp: Transpose, and Softmax / LogSoftmax over contiguous rows.
+int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fLogSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 
 }  // namespace mgrt
