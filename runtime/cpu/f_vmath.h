@@ -46,7 +46,7 @@ inline float vexp(float x) {
 }
 
 // tanh: Cephes tanhf's odd polynomial for |x| < 0.625 (no cancellation near 0), else
-// sign(x) (1 - 2 / (e^{2|x|} + 1)); saturates to +-1 beyond |x| 9.
+// sign(x) (1 - 2 / (e^{2|x|} + 1)); exactly +-1 beyond |x| 10.
 inline float vtanh(float x) {
   const float a = std::fabs(x);
   const float z = x * x;
@@ -56,7 +56,7 @@ inline float vtanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   const float small = p * z * x + x;
-  const float e = vexp(2.f * (a > 9.f ? 9.f : a));  // NaN stays NaN
+  const float e = vexp(2.f * (a > 20.f ? 20.f : a));  // NaN stays NaN
   float big = 1.f - 2.f / (e + 1.f);
   big = x < 0.f ? -big : big;
   return a < 0.625f ? small : big;

@@ -1,0 +1,246 @@
+// Tests of the fast elementwise, Transpose and Softmax kernels (runtime/cpu/f_elementwise.cpp,
+// f_rows.cpp) against the reference kernels on odd shapes: broadcasts of every kind (scalar,
+// per-channel, inner and outer, rank-expanding), tails that are not a multiple of the block,
+// transposes with size-1 dims and merged runs, softmax rows of odd lengths; on 1 and 2 threads,
+// with and without a step state (the plan kept between runs, and rebuilt when shapes change).
+// Also the accuracy bounds that f_vmath.h documents, on dense sweeps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "f_vmath.h"
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+#include "mg_threadpool.h"
+
+namespace {
+
+using mgrt::Tensor;
+
+struct Arr {
+  std::vector<float> v;
+  Tensor t;
+  explicit Arr(const std::vector<int64_t>& dims, std::mt19937* rng = nullptr, float lo = -3.f, float hi = 3.f) {
+    t.rank = static_cast<int32_t>(dims.size());
+    int64_t n = 1;
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i], n *= dims[i];
+    v.assign(static_cast<size_t>(n), 777.f);
+    if (rng) {
+      std::uniform_real_distribution<float> d(lo, hi);
+      for (auto& x : v) x = d(*rng);
+    }
+    t.data = v.data();
+    t.dtype = mgrt::kF32;
+  }
+};
+
+// Runs op's fast and reference kernels on the same operands; compares within rtol/atol.
+void expectSame(const char* op, const std::string& attrs, std::vector<Arr*> ins, std::vector<int64_t> outDims,
+                mgrt::ThreadPool* pool, float rtol = 2e-6f, float atol = 1e-6f) {
+  SCOPED_TRACE(std::string(op) + " " + attrs);
+  std::vector<Tensor> in;
+  for (Arr* a : ins) in.push_back(a->t);
+  Arr want(outDims), got(outDims), again(outDims);
+  mgrt::Attrs a(attrs.c_str());
+  mgrt::Ctx rc;
+  ASSERT_EQ(mgrt::findKernel(op)(a, in.data(), static_cast<int>(in.size()), &want.t, 1, rc), 0) << rc.error;
+  mgrt::KernelFn f = mgrt::findFastKernel(op);
+  ASSERT_NE(f, nullptr);
+  mgrt::StepState state;
+  for (int pass = 0; pass < 2; ++pass) {  // pass 1 reuses the plan kept in the state
+    Arr& out = pass == 0 ? got : again;
+    mgrt::Ctx c;
+    c.pool = pool;
+    c.state = &state;
+    ASSERT_EQ(f(a, in.data(), static_cast<int>(in.size()), &out.t, 1, c), 0) << c.error;
+  }
+  for (size_t i = 0; i < want.v.size(); ++i) {
+    float w = want.v[i], g = got.v[i];
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << "index " << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(g - w), atol + rtol * std::fabs(w)) << "index " << i << ": fast " << g << " reference " << w;
+    ASSERT_EQ(std::memcmp(&got.v[i], &again.v[i], sizeof(float)), 0) << "the kept plan changed index " << i;
+  }
+}
+
+class FastRows : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (GetParam() > 1) pool_ = std::make_unique<mgrt::ThreadPool>(GetParam());
+  }
+  std::unique_ptr<mgrt::ThreadPool> pool_;
+  std::mt19937 rng_{7};
+};
+
+TEST_P(FastRows, BinaryBroadcasts) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{1, 37, 29, 31}, {37, 1, 1}},      // per-channel, odd spatial
+      {{2, 5, 7, 3}, {1}},                // scalar
+      {{3, 1, 17}, {3, 4, 1}},            // both broadcast, output bigger than either
+      {{1, 1000}, {1000}},                // rank-expanding
+      {{4, 1, 33, 1}, {1, 5, 1, 9}},      // outer products
+      {{2, 3, 4, 5, 6}, {2, 3, 4, 5, 6}}, // same shape, tail of 720 % 1024
+      {{1, 130, 2051}, {130, 1}},         // long rows, block crossing row ends
+  };
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
+    for (const auto& s : shapes) {
+      const bool pow = std::string(op) == "Pow";
+      Arr x(s.first, &rng_, pow ? 0.1f : -3.f, 3.f), y(s.second, &rng_, pow ? -2.f : 0.5f, 2.f);
+      std::vector<int64_t> o;
+      int r = static_cast<int>(std::max(s.first.size(), s.second.size()));
+      for (int d = 0; d < r; ++d) {
+        int a = d - (r - static_cast<int>(s.first.size())), b = d - (r - static_cast<int>(s.second.size()));
+        int64_t da = a >= 0 ? s.first[a] : 1, db = b >= 0 ? s.second[b] : 1;
+        o.push_back(std::max(da, db));
+      }
+      expectSame(op, "", {&x, &y}, o, pool_.get(), pow ? 2e-6f : 0.f, pow ? 1e-6f : 0.f);
+      expectSame(op, "", {&y, &x}, o, pool_.get(), pow ? 1e-5f : 0.f, pow ? 1e-6f : 0.f);
+    }
+  }
+  // Pow by exactly 2 (decomposed LayerNorm) takes the x*x path: still exact.
+  Arr x({3, 7, 11}, &rng_), two({1});
+  two.v[0] = 2.f;
+  expectSame("Pow", "", {&x, &two}, {3, 7, 11}, pool_.get(), 0.f, 0.f);
+}
+
+TEST_P(FastRows, UnaryOps) {
+  Arr x({3, 41, 67}, &rng_, -12.f, 12.f), pos({3, 41, 67}, &rng_, 0.01f, 50.f);
+  for (const char* op : {"Relu", "Abs", "Neg"}) expectSame(op, "", {&x}, {3, 41, 67}, pool_.get(), 0.f, 0.f);
+  for (const char* op : {"Sigmoid", "Tanh", "Exp"}) expectSame(op, "", {&x}, {3, 41, 67}, pool_.get(), 4e-7f, 1e-30f);
+  expectSame("Erf", "", {&x}, {3, 41, 67}, pool_.get(), 0.f, 3e-7f);
+  for (const char* op : {"Sqrt", "Reciprocal"}) expectSame(op, "", {&pos}, {3, 41, 67}, pool_.get(), 0.f, 0.f);
+}
+
+TEST_P(FastRows, SumOfMany) {
+  Arr a({2, 9, 13}, &rng_), b({9, 1}, &rng_), c({1}, &rng_), d({2, 9, 13}, &rng_);
+  expectSame("Sum", "", {&a, &b, &c, &d}, {2, 9, 13}, pool_.get(), 0.f, 0.f);
+}
+
+TEST_P(FastRows, FusedChains) {
+  // DenseNet's pre-activation chain, a GELU chain, and every unary and binary op once.
+  Arr x({1, 64, 19, 23}, &rng_), s({64, 1, 1}, &rng_), t({64, 1, 1}, &rng_), u({1, 64, 1, 1}, &rng_);
+  expectSame("MgElementwise", "program=S:Mul i0 i1|Add t0 i2|Mul t1 i3|Add t2 i1|Relu t3",
+             {&x, &s, &t, &u}, {1, 64, 19, 23}, pool_.get(), 0.f, 0.f);
+  Arr h({1, 33, 200}, &rng_, -6.f, 6.f), k({1}, &rng_, 1.f, 2.f);
+  expectSame("MgElementwise", "program=S:Div i0 i1|Erf t0|Add t1 i1|Mul i0 t2|Gelu t3|Tanh t4|Sigmoid t5",
+             {&h, &k}, {1, 33, 200}, pool_.get(), 2e-6f, 5e-7f);
+  expectSame("MgElementwise",
+             "program=S:Abs i0|Neg t0|Exp t1|Sqrt t2|Reciprocal t3|Floor i0|Ceil i0|Softsign i0|Sub t6 t5|"
+             "Max t8 t7|Min t9 t4|LeakyRelu t10 alpha=0.1|Elu i0 alpha=0.7|HardSwish t12|Clip t13 alpha=-1 beta=1|"
+             "HardSigmoid t14 alpha=0.2 beta=0.5|Softplus t15|Log t16|Pow t17 i1",
+             {&h, &k}, {1, 33, 200}, pool_.get(), 4e-6f, 1e-6f);
+}
+
+TEST_P(FastRows, Transposes) {
+  struct Case {
+    std::vector<int64_t> dims, perm;
+  };
+  const Case cases[] = {
+      {{1, 128, 4, 32}, {0, 2, 1, 3}},  // attention heads: rows stay contiguous
+      {{1, 4, 128, 32}, {0, 1, 3, 2}},  // K^T: a 2-D transpose per head
+      {{37, 53}, {1, 0}},               // odd 2-D
+      {{2, 3, 5, 7, 11}, {4, 2, 0, 3, 1}},
+      {{1, 1, 9, 1}, {3, 2, 1, 0}},     // only size-1 dims move
+      {{6, 1, 35, 17}, {2, 3, 1, 0}},
+  };
+  for (const Case& c : cases) {
+    Arr x(c.dims, &rng_);
+    std::vector<int64_t> o;
+    std::string attrs = "perm=i:";
+    for (size_t d = 0; d < c.perm.size(); ++d) {
+      o.push_back(c.dims[c.perm[d]]);
+      attrs += (d ? "," : "") + std::to_string(c.perm[d]);
+    }
+    expectSame("Transpose", attrs, {&x}, o, pool_.get(), 0.f, 0.f);
+  }
+  Arr x({5, 7, 3}, &rng_);
+  expectSame("Transpose", "", {&x}, {3, 7, 5}, pool_.get(), 0.f, 0.f);  // default: reversed
+}
+
+TEST_P(FastRows, SoftmaxRows) {
+  for (int64_t n : {1, 7, 16, 128, 1001}) {
+    Arr x({3, 5, n}, &rng_, -20.f, 20.f);
+    expectSame("Softmax", "axis=i:-1", {&x}, {3, 5, n}, pool_.get(), 2e-6f, 1e-9f);
+    expectSame("LogSoftmax", "axis=i:2", {&x}, {3, 5, n}, pool_.get(), 2e-6f, 2e-6f);
+    // Older opsets: rows are everything from the axis on.
+    expectSame("Softmax", "axis=i:1;mg_coerce_2d=i:1", {&x}, {3, 5, n}, pool_.get(), 2e-6f, 1e-9f);
+  }
+  Arr x({4, 9, 6}, &rng_);  // a middle axis goes to the reference kernel
+  expectSame("Softmax", "axis=i:1", {&x}, {4, 9, 6}, pool_.get(), 0.f, 0.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, FastRows, ::testing::Values(1, 2));
+
+TEST(FastRows, PlanFollowsShapeChanges) {
+  // One step state, two shapes: the second run must not reuse the first one's broadcast plan.
+  std::mt19937 rng(3);
+  Arr a({4, 6}, &rng), b({6}, &rng), c({3, 5}, &rng), d({3, 1}, &rng);
+  Arr o1({4, 6}), o2({3, 5}), w2({3, 5});
+  mgrt::Attrs attrs("");
+  mgrt::StepState state;
+  mgrt::Ctx ctx;
+  ctx.state = &state;
+  Tensor in1[] = {a.t, b.t}, in2[] = {c.t, d.t};
+  ASSERT_EQ(mgrt::findFastKernel("Add")(attrs, in1, 2, &o1.t, 1, ctx), 0);
+  ASSERT_EQ(mgrt::findFastKernel("Add")(attrs, in2, 2, &o2.t, 1, ctx), 0);
+  mgrt::Ctx ref;
+  ASSERT_EQ(mgrt::findKernel("Add")(attrs, in2, 2, &w2.t, 1, ref), 0);
+  EXPECT_EQ(o2.v, w2.v);
+}
+
+TEST(FastRows, NonFloatGoesToTheReference) {
+  std::vector<int64_t> x = {1, -2, 3}, y = {4, 5, -6}, z(3, 0);
+  Tensor in[2];
+  for (int i = 0; i < 2; ++i) {
+    in[i].dtype = mgrt::kI64;
+    in[i].rank = 1;
+    in[i].dims[0] = 3;
+  }
+  in[0].data = x.data();
+  in[1].data = y.data();
+  Tensor out = in[0];
+  out.data = z.data();
+  mgrt::Attrs attrs("");
+  mgrt::Ctx ctx;
+  ASSERT_EQ(mgrt::findFastKernel("Mul")(attrs, in, 2, &out, 1, ctx), 0) << ctx.error;
+  EXPECT_EQ(z, (std::vector<int64_t>{4, -10, -18}));
+}
+
+// f_vmath.h's documented bounds, on dense sweeps against double precision.
+double ulpError(float got, double want) {
+  return std::fabs(got - want) / (std::fabs(want) * 5.9604644775390625e-8 + 1e-45);
+}
+
+TEST(VMath, DocumentedAccuracy) {
+  const int n = 1 << 20;
+  double expUlp = 0, tanhUlp = 0, sigUlp = 0, erfAbs = 0;
+  for (int i = 0; i <= n; ++i) {
+    float x = -87.f + 175.5f * static_cast<float>(i) / n;
+    expUlp = std::max(expUlp, ulpError(mgrt::vm::vexp(x), std::exp(static_cast<double>(x))));
+    float t = -12.f + 24.f * static_cast<float>(i) / n;
+    tanhUlp = std::max(tanhUlp, ulpError(mgrt::vm::vtanh(t), std::tanh(static_cast<double>(t))));
+    float s = -80.f + 110.f * static_cast<float>(i) / n;
+    sigUlp = std::max(sigUlp, ulpError(mgrt::vm::vsigmoid(s), 1.0 / (1.0 + std::exp(-static_cast<double>(s)))));
+    float e = -6.f + 12.f * static_cast<float>(i) / n;
+    erfAbs = std::max(erfAbs, std::fabs(mgrt::vm::verf(e) - std::erf(static_cast<double>(e))));
+  }
+  EXPECT_LE(expUlp, 2.0);
+  EXPECT_LE(tanhUlp, 3.0);
+  EXPECT_LE(sigUlp, 3.0);
+  EXPECT_LE(erfAbs, 2e-7);
+  EXPECT_EQ(mgrt::vm::vexp(100.f), HUGE_VALF);
+  EXPECT_EQ(mgrt::vm::vexp(-100.f), 0.f);
+  EXPECT_TRUE(std::isnan(mgrt::vm::vexp(NAN)));
+  EXPECT_TRUE(std::isnan(mgrt::vm::vtanh(NAN)));
+  EXPECT_EQ(mgrt::vm::vtanh(INFINITY), 1.f);
+  EXPECT_EQ(mgrt::vm::verf(-INFINITY), -1.f);
+}
+
+}  // namespace
