@@ -67,6 +67,26 @@ MODELS = {
         (1, 3, 224, 224), (1, 3, 64, 64),
         "ResNeXt-50 32x4d (torchvision): bottlenecks with 32-group 3x3 convs, residual forks "
         "with a projection shortcut beside the main path, joined by Add"),
+    # Mobile CNNs (benchmarks of depthwise convolutions, squeeze-excitation and hard-swish; not in
+    # the CI regression, which keeps to the models above).
+    "mobilenet_v3_large": (
+        _tv("mobilenet_v3_large"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "MobileNet v3 large (torchvision): depthwise separable blocks, squeeze-excitation "
+        "(pool, two 1x1 convs, hard-sigmoid, channel Mul), hard-swish"),
+    "efficientnet_b0": (
+        _tv("efficientnet_b0"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "EfficientNet-B0 (torchvision): MBConv blocks with depthwise 3x3/5x5, squeeze-excitation, SiLU"),
+    "mnasnet1_0": (
+        _tv("mnasnet1_0"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "MnasNet 1.0 (torchvision): inverted residuals with depthwise 3x3/5x5"),
+    "shufflenet_v2_x1_0": (
+        _tv("shufflenet_v2_x1_0"),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "ShuffleNet v2 1.0 (torchvision): channel split into two branches (one a depthwise "
+        "separable chain), Concat, channel shuffle by Reshape/Transpose"),
 }
 for _name, (_ctor, _full, _small, _doc) in parallel_blocks.MODELS.items():
     MODELS[_name] = (_ctor, _full, _small, _doc)

@@ -1,6 +1,7 @@
 // `magnetoc bench`: compile + build (fast path, cached by a hash of the model and the options
 // in the work folder), then time the runner on seeded random inputs. The last line on stdout is
 // median_ms=X.
+#include <cstdlib>
 #include <filesystem>
 
 #include "magneto/driver/build.h"
@@ -78,6 +79,10 @@ Status benchModel(const BenchOptions& o) {
   if (o.deviceTime) {
     if (o.compile.target == "cpu") return badInput("--device-time is for --target cuda or hip");
     cmd.push_back("--device-time");
+  }
+  if (o.profile) {
+    if (o.compile.target != "cpu") return badInput("--profile is for --target cpu");
+    ::setenv("MAGNETO_PROFILE", "1", 1);  // read by the package when the runner creates its handle
   }
   if (o.compile.weightsFile) {
     std::string name = o.compile.name.empty() ? packageNameFromPath(o.compile.model) : o.compile.name;

@@ -103,6 +103,10 @@ const Flag kFlags[] = {
      "cuda/hip: time the forward pass alone with device events (no host copies), as CUDA events "
      "around a framework's forward do; without it a run includes copying inputs and outputs",
      "--device-time"},
+    {"--profile", nullptr, nullptr, kBench,
+     "cpu: time every step of the timed runs and print where the time goes: per op kind, then "
+     "the slowest steps (the package's MAGNETO_PROFILE=1)",
+     "--profile"},
     {"--runs", nullptr, "N", kBench | kTune, "timed runs (default 20; tune: per variant, median per launch)",
      "--runs 50"},
     {"--tuning", nullptr, "RECORD.json", kModel,
@@ -160,7 +164,7 @@ const Command kCommands[] = {
      "decide output shapes are bound to the data's values; symbolic input dims take the data's\n"
      "shape. Exit status 0 when every output is within |got-exp| <= atol + rtol*|exp|, else 1."},
     {"bench", kBench,
-     "magnetoc bench MODEL.onnx [--target cpu] [--threads N] [--runs N] [--warmup N]\n"
+     "magnetoc bench MODEL.onnx [--target cpu] [--threads N] [--runs N] [--warmup N] [--profile]\n"
      "        [--shape INPUT=DIMS]... [--work-dir DIR] [--precision fp32|fp16]",
      "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
      "prints min_ms, mean_ms and, last, median_ms=X."},
@@ -352,6 +356,7 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--data") ck.dataDirs.push_back(v);
     else if (n == "--emulate") ck.emulate = bo.emulate = true;
     else if (n == "--device-time") bo.deviceTime = true;
+    else if (n == "--profile") bo.profile = true;
     else if (n == "--tuning") co.tuningFile = v;
     else if (n == "--variants") {
       if (!parseCount(v, 1, tu.variants)) return usageError(c.name, "--variants expects a number >= 1, got '" + v + "'");

@@ -3,7 +3,8 @@
 # same run, at 1 and 2 threads.
 #
 #   tools/bench/compare_ort.sh [--runs R] [--rounds K] [--threads "1 2"] [--magnetoc PATH]
-#                              [--no-parallel-opt] [--svg FILE] [--tsv FILE] [--markdown] [MODEL ...]
+#                              [--no-parallel-opt] [--profile] [--light] [--svg FILE] [--tsv FILE]
+#                              [--markdown] [MODEL ...]
 #
 # MODEL: a zoo folder (models/zoo/NAME, holding model.onnx and test_data_set_0/input_*.pb) or a
 # model.onnx inside one. Default: models/zoo/{inception_v3,squeezenet1_1,resnext50_32x4d} where
@@ -18,6 +19,12 @@
 # the parallel passes' gain, --no-parallel-opt ms / magneto ms). --svg FILE draws the latencies as
 # a bar chart (tools/bench/bar_chart.py), --tsv FILE keeps the raw rows. Exit status 1 when any
 # measurement failed.
+# --profile: after the timings, each model is run once more under both profilers (`magnetoc bench
+# --profile`, run_ort.js --profile) at each thread count, and a second table lists per model the
+# five op families where Magneto loses most time against onnxruntime (tools/bench/op_kinds.py).
+# --light: also the nine light model-zoo graphs (../shared/models/onnx-light, prepared with seeded
+# weights and inputs by models/light.py into models/zoo/light_*; MAGNETO_LIGHT_DIR overrides the
+# source folder).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -26,6 +33,8 @@ rounds=1
 threads="1 2"
 magnetoc="${MAGNETOC:-$root/build/bin/magnetoc}"
 ablation=""
+profile=""
+light=""
 svg=""
 tsv=""
 models=()
@@ -36,6 +45,8 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
     --no-parallel-opt) ablation=1; shift ;;
+    --profile) profile=1; shift ;;
+    --light) light=1; shift ;;
     --svg) svg="$2"; shift 2 ;;
     --tsv) tsv="$2"; shift 2 ;;
     --markdown) shift ;;  # the table is always Markdown; kept for compatibility
@@ -44,6 +55,13 @@ while [ $# -gt 0 ]; do
     *) models+=("$1"); shift ;;
   esac
 done
+if [ -n "$light" ]; then
+  light_src="${MAGNETO_LIGHT_DIR:-$root/../shared/models/onnx-light}"
+  [ -d "$light_src" ] || { echo "compare_ort: --light: no light models in $light_src (set MAGNETO_LIGHT_DIR)" >&2; exit 2; }
+  /usr/bin/python3 "$root/models/light.py" --src "$light_src" --out "$root/models/zoo" >&2 ||
+    { echo "compare_ort: models/light.py failed" >&2; exit 2; }
+  for d in "$root"/models/zoo/light_*/; do models+=("${d%/}"); done
+fi
 if [ ${#models[@]} -eq 0 ]; then
   for m in inception_v3 squeezenet1_1 resnext50_32x4d; do
     [ -f "$root/models/zoo/$m/model.onnx" ] && models+=("$root/models/zoo/$m")
@@ -119,6 +137,11 @@ for m in "${models[@]}"; do
       ratio="$(awk -v a="$ort" -v b="$mg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
     fi
     printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$mg" "${mgn:-}" "$ort" >> "$tmp/rows.tsv"
+    if [ -n "$profile" ]; then
+      "$magnetoc" bench "$onnx" --threads "$t" --runs "$runs" --work-dir "$tmp/work-$name" --profile >"$tmp/mgp.log" 2>&1 || true
+      node "$root/tools/ort/run_ort.js" "$onnx" --inputs "${inputs[@]}" --threads "$t" --profile "$runs" --quiet >"$tmp/ortp.log" 2>&1 || true
+      /usr/bin/python3 "$root/tools/bench/op_kinds.py" "$tmp/mgp.log" "$tmp/ortp.log" --model "$name" --threads "$t" >> "$tmp/kinds.md" || true
+    fi
     if [ -n "$ablation" ]; then
       echo "| $name | $t | $mg | $mgn | $ort | $ratio |"
     else
@@ -133,6 +156,15 @@ awk -F'\t' '$3 != "error" && $5 != "error" && $3 > 0 { n[$2]++; s[$2] += log($5 
   END { for (t in n) printf "geomean ort/magneto at %s thread(s): %.2f over %d model(s)\n", t, exp(s[t] / n[t]), n[t];
         for (t in m) printf "geomean parallel-pass gain (--no-parallel-opt / magneto) at %s thread(s): %.2f\n", t, exp(g[t] / m[t]) }' \
   "$tmp/rows.tsv" 2>/dev/null | sort
+if [ -n "$profile" ] && [ -f "$tmp/kinds.md" ]; then
+  echo
+  echo "Where Magneto loses most against onnxruntime (top 5 op families per model; ms per run from each side's profiler):"
+  echo
+  echo "| model | threads | op family | magneto ms | ort ms | loss ms | kinds (magneto / ort) |"
+  echo "|---|---|---|---|---|---|---|"
+  cat "$tmp/kinds.md"
+  echo
+fi
 [ -n "$tsv" ] && cp "$tmp/rows.tsv" "$tsv"
 if [ -n "$svg" ]; then
   /usr/bin/python3 "$root/tools/bench/bar_chart.py" "$tmp/rows.tsv" -o "$svg" \

@@ -3,13 +3,16 @@
 // reference and benchmark rival.
 //
 //   node tools/ort/run_ort.js MODEL.onnx --inputs in0.pb [in1.pb ...] [--outputs-dir DIR]
-//                             [--threads N] [--bench RUNS] [--warmup W] [--quiet]
+//                             [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]
 //
 // Inputs are ONNX TensorProto files (as in the ONNX backend test data sets). They bind to the
 // model's inputs by the name stored in the file when it matches one, else by position. Outputs
 // are written as DIR/output_K.pb (TensorProto, raw_data), K in the model's output order.
 // With --bench RUNS: W warm-up runs (default max(2, RUNS/10)), then RUNS timed runs; prints
 // `median_ms=X` as the last line.
+// With --profile RUNS: a second session with onnxruntime's profiler on runs RUNS times, and the
+// per-node kernel times of its profile are summed per op kind and printed, most time first, as
+// `op_kind_ms<TAB>KIND<TAB>MS` (milliseconds per run) before the benchmark's lines.
 //
 // The TensorProto codec below is hand-rolled (fields dims=1, data_type=2, float_data=4,
 // int32_data=5, string_data=6, int64_data=7, name=8, raw_data=9, double_data=10,
@@ -209,12 +212,12 @@ function encodeTensorProto(name, type, dims, data) {
 function usage(msg) {
   if (msg) console.error(`run_ort: ${msg}`);
   console.error('usage: node run_ort.js MODEL.onnx --inputs in0.pb [in1.pb ...] [--outputs-dir DIR]\n' +
-    '                   [--threads N] [--bench RUNS] [--warmup W] [--quiet]');
+    '                   [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = { model: null, inputs: [], outputsDir: null, threads: 1, bench: 0, warmup: -1, quiet: false };
+  const a = { model: null, inputs: [], outputsDir: null, threads: 1, bench: 0, warmup: -1, profile: 0, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const s = argv[i];
     const next = () => { if (i + 1 >= argv.length) usage(`${s} needs a value`); return argv[++i]; };
@@ -224,6 +227,7 @@ function parseArgs(argv) {
     else if (s === '--threads') a.threads = parseInt(next(), 10);
     else if (s === '--bench') a.bench = parseInt(next(), 10);
     else if (s === '--warmup') a.warmup = parseInt(next(), 10);
+    else if (s === '--profile') a.profile = parseInt(next(), 10);
     else if (s === '--quiet') a.quiet = true;
     else if (s === '-h' || s === '--help') usage();
     else if (s.startsWith('--')) usage(`unknown option ${s}`);
@@ -234,6 +238,44 @@ function parseArgs(argv) {
   if (!(a.threads >= 1)) usage('--threads must be >= 1');
   if (!(a.bench >= 0)) usage('--bench must be >= 0');
   return a;
+}
+
+// Runs the model `args.profile` times under onnxruntime's profiler and prints the kernel time per
+// op kind (per run), most first. The profile is a Chrome trace: events of category "Node" named
+// "<node>_kernel_time" carry args.op_name and dur (microseconds).
+async function profileOpKinds(ort, args, feeds) {
+  const os = require('os');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'));
+  const session = await ort.InferenceSession.create(args.model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: args.threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    enableProfiling: true,
+    profileFilePrefix: path.join(dir, 'ort'),
+  });
+  await session.run(feeds);  // warm-up, also profiled: dropped below by counting runs
+  for (let i = 0; i < args.profile; i++) await session.run(feeds);
+  session.endProfiling();
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+  if (files.length === 0) throw new Error('onnxruntime wrote no profile');
+  const events = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  // Kernel events per node, in run order: the first run's share is the warm-up.
+  const perKind = new Map();
+  const seen = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name || !e.name.endsWith('_kernel_time') || !e.args) continue;
+    const n = (seen.get(e.name) || 0) + 1;
+    seen.set(e.name, n);
+    if (n === 1) continue;
+    const kind = e.args.op_name || 'unknown';
+    perKind.set(kind, (perKind.get(kind) || 0) + e.dur / 1000);
+  }
+  [...perKind.entries()].sort((x, y) => y[1] - x[1]).forEach(([kind, ms]) => {
+    console.log(`op_kind_ms\t${kind}\t${(ms / args.profile).toFixed(4)}`);
+  });
 }
 
 async function main() {
@@ -276,6 +318,8 @@ async function main() {
       if (!args.quiet) console.log(`${name}: ${t.type} [${t.dims.join(',')}] -> ${file}`);
     });
   }
+
+  if (args.profile > 0) await profileOpKinds(ort, args, feeds);
 
   if (args.bench > 0) {
     const warm = args.warmup >= 0 ? args.warmup : Math.max(2, Math.floor(args.bench / 10));

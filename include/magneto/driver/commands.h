@@ -83,6 +83,7 @@ struct BenchOptions {
   int warmup = 3;
   bool emulate = false;  // cuda/hip: time the CPU emulation (a plumbing test, not a GPU figure)
   bool deviceTime = false;  // cuda/hip: time the forward pass alone with device events
+  bool profile = false;     // cpu: MAGNETO_PROFILE=1 for the timed runs (per-op-kind and per-step tables)
   std::string workDir;  // "" = <cache>/bench
 };
 
