@@ -5,7 +5,9 @@
 //      up to 4 rows sgemm's matrix-vector path, dot products of R's contiguous rows, threaded over
 //      gate rows; more rows read R transposed once per call), then the gates element by element
 //      (GRU without linear_before_reset needs r . H first, so its third gate's product comes after
-//      the first two). A row whose sequence_lens has ended keeps its state.
+//      the first two). A row whose sequence_lens has ended keeps its state. With the default
+//      activations (sigmoid / tanh) the gates run in float through f_vmath.h, vectorized; other
+//      activations in double like the reference.
 // Operands and attributes are parsed by the reference's parser (k_recurrent.h), so both kernels
 // accept and refuse the same. float64 goes to the reference kernel.
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "f_gemm.h"
+#include "f_vmath.h"
 #include "k_recurrent.h"
 #include "mg_kernels.h"
 
@@ -38,6 +41,34 @@ void rowsTimesMatrix(const float* vecs, int64_t m, int64_t ld, const float* M, c
   fast::sgemm(s, pool);
 }
 
+// Gate activations in float through f_vmath.h (vectorized) when they are the ONNX defaults:
+// sigmoid for the gates, tanh for the cell and hidden state; otherwise the double-precision path.
+bool defaultActs(RnnCell cell, const RnnActFn* fa) {
+  if (fa[0].act != RnnAct::kSigmoid && cell != RnnCell::kRnn) return false;
+  if (cell == RnnCell::kRnn) return fa[0].act == RnnAct::kTanh;
+  if (fa[1].act != RnnAct::kTanh) return false;
+  return cell == RnnCell::kGru || fa[2].act == RnnAct::kTanh;
+}
+
+inline float clipf(float v, float c) { return v < -c ? -c : (v > c ? c : v); }
+
+// One LSTM step of one batch row in float: gates from the input projection g and the recurrent
+// product r (i, o, f, c order), peepholes p (or null), state C and H updated in place.
+void lstmRowF(const float* g, const float* r, const float* p, float clip, bool inputForget, int64_t h,
+              float* C, float* H) {
+  for (int64_t j = 0; j < h; ++j) {
+    const float pi = p ? p[j] : 0.f, po = p ? p[h + j] : 0.f, pf = p ? p[2 * h + j] : 0.f;
+    const float ig = vm::vsigmoid(clipf(g[j] + r[j] + pi * C[j], clip));
+    float fg = vm::vsigmoid(clipf(g[2 * h + j] + r[2 * h + j] + pf * C[j], clip));
+    fg = inputForget ? 1.f - ig : fg;
+    const float cg = vm::vtanh(clipf(g[3 * h + j] + r[3 * h + j], clip));
+    const float cn = fg * C[j] + ig * cg;
+    const float og = vm::vsigmoid(clipf(g[h + j] + r[h + j] + po * cn, clip));
+    C[j] = cn;
+    H[j] = og * vm::vtanh(cn);
+  }
+}
+
 int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out,
                   int nout, Ctx& ctx) {
   if (nin < 1 || !in[0].present() || in[0].dtype != kF32)
@@ -58,6 +89,8 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
     const float* rb = P.bias ? P.bias + d * 2 * gh + gh : nullptr;
     const float* pd = P.peep ? P.peep + d * 3 * h : nullptr;
     const RnnActFn* fa = &P.acts[d * P.perDir];
+    const bool fastActs = defaultActs(cell, fa);
+    const float clipF = static_cast<float>(P.clip);
     if (rows > 0) {
       fast::GemmSpec s;
       s.m = rows;
@@ -93,6 +126,18 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
           const int64_t t = P.reverse(d) ? P.lens[b] - 1 - st : st;
           const float* g = gx.data() + P.xRow(t, b) * gh;
           const float* grb = gr.data() + b * gh;
+          if (fastActs) {
+            float* zb = z.data() + b * h;
+            float* rgb = rg.data() + b * h;
+            float* rHb = rH.data() + b * h;
+            const float* Hb = H.data() + b * h;
+            for (int64_t k = 0; k < h; ++k) {
+              zb[k] = vm::vsigmoid(clipf(g[k] + grb[k], clipF));
+              rgb[k] = vm::vsigmoid(clipf(g[h + k] + grb[h + k], clipF));
+              rHb[k] = rgb[k] * Hb[k];
+            }
+            continue;
+          }
           for (int64_t k = 0; k < h; ++k) {
             z[b * h + k] = static_cast<float>(applyRnnAct(fa[0], P.clipv(double(g[k]) + grb[k])));
             rg[b * h + k] = static_cast<float>(applyRnnAct(fa[0], P.clipv(double(g[h + k]) + grb[h + k])));
@@ -110,7 +155,9 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         const float* grb = gr.data() + b * gh;
         float* Hb = H.data() + b * h;
         float* Cb = C.data() + b * h;
-        if (cell == RnnCell::kLstm) {
+        if (cell == RnnCell::kLstm && fastActs) {
+          lstmRowF(g, grb, pd, clipF, P.inputForget, h, Cb, Hb);
+        } else if (cell == RnnCell::kLstm) {
           for (int64_t j = 0; j < h; ++j) {
             double pi = pd ? pd[j] : 0.0, po = pd ? pd[h + j] : 0.0, pf = pd ? pd[2 * h + j] : 0.0;
             double ig = applyRnnAct(fa[0], P.clipv(double(g[j]) + grb[j] + pi * Cb[j]));
@@ -121,6 +168,16 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
             double og = applyRnnAct(fa[0], P.clipv(double(g[h + j]) + grb[h + j] + po * cn));
             Cb[j] = static_cast<float>(cn);
             Hb[j] = static_cast<float>(og * applyRnnAct(fa[2], cn));
+          }
+        } else if (cell == RnnCell::kRnn && fastActs) {
+          for (int64_t j = 0; j < h; ++j) Hb[j] = vm::vtanh(clipf(g[j] + grb[j], clipF));
+        } else if (cell == RnnCell::kGru && fastActs) {
+          const float* zb = z.data() + b * h;
+          const float* rgb = rg.data() + b * h;
+          for (int64_t j = 0; j < h; ++j) {
+            const float pre = lbr ? g[2 * h + j] + rgb[j] * grb[2 * h + j] : g[2 * h + j] + grb[2 * h + j];
+            const float hh = vm::vtanh(clipf(pre, clipF));
+            Hb[j] = (1.f - zb[j]) * hh + zb[j] * Hb[j];
           }
         } else if (cell == RnnCell::kRnn) {
           for (int64_t j = 0; j < h; ++j)
