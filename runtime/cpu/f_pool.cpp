@@ -1,5 +1,5 @@
-// Fast 2-D pools (float32, NCHW): MaxPool and AveragePool as direct loops that sweep one input row
-// per kernel tap across a whole output row (vectorizable for stride 1), threaded over N*C planes;
+// Fast 2-D pools (float32, NCHW): MaxPool and AveragePool combine an output row's kh input rows
+// into one padded row, then its kw taps at the stride (pool2d below), threaded over N*C planes;
 // GlobalAveragePool as a vector sum per plane (any spatial rank). Dilation, the Indices output,
 // other ranks and dtypes fall back to the reference kernels. Output sizes come from the output
 // tensor (the compiler inferred them, ceil_mode included); pads from k_nn_shapes.h.
@@ -46,13 +46,10 @@ bool poolGeom(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   return true;
 }
 
-inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* lo, int64_t* hi) {
-  int64_t l = ix0 >= 0 ? 0 : (-ix0 + s - 1) / s;
-  int64_t h = ix0 > w - 1 ? 0 : (w - 1 - ix0) / s + 1;
-  *lo = std::min(l, len);
-  *hi = std::max(*lo, std::min(h, len));
-}
-
+// Per output row: the kh input rows are first combined element by element into one row (max or
+// sum; contiguous, so it vectorizes fully), laid into a buffer whose pads hold the identity (-inf
+// or 0), then each output column combines kw neighbours of that buffer at its stride. Two passes
+// over a row instead of kh * kw short strided passes with bounds per tap.
 template <bool kMax>
 void pool2d(const PoolGeom& g, const float* X, float* Y, bool countPad, ThreadPool* pool) {
   // Per output column: divisor factor along w (average only).
@@ -62,38 +59,56 @@ void pool2d(const PoolGeom& g, const float* X, float* Y, bool countPad, ThreadPo
     if (!countPad) ws = std::max<int64_t>(ws, 0), we = std::min(we, g.w);
     wcount[ox] = static_cast<float>(we - ws);
   }
+  const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
+  // The padded row: pl identities, the w combined values, identities up to the last tap read.
+  const int64_t padded = std::max(g.pl + g.w, (g.ow - 1) * g.sw + g.kw);
   parallelFor(pool, g.planes, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> buf(static_cast<size_t>(padded));
+    float* __restrict t = buf.data();
+    std::fill(t, t + padded, init);
     for (int64_t plane = b; plane < e; ++plane) {
       const float* x = X + plane * g.h * g.w;
       float* y = Y + plane * g.oh * g.ow;
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         float* __restrict yr = y + oy * g.ow;
-        const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
-        for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = init;
         int64_t hs = oy * g.sh - g.pt, he = std::min(hs + g.kh, g.h);
         int64_t hcount = std::min(hs + g.kh, g.h + g.pb) - hs;
         hs = std::max<int64_t>(hs, 0);
         if (!countPad) hcount = he - hs;
-        for (int64_t iy = hs; iy < he; ++iy) {
-          const float* __restrict row = x + iy * g.w;
-          for (int64_t kx = 0; kx < g.kw; ++kx) {
-            int64_t ix0 = kx - g.pl, lo, hi;
-            validRange(ix0, g.sw, g.w, g.ow, &lo, &hi);
-            const float* __restrict src = row + ix0;
-            if (g.sw == 1) {
-              if (kMax)
-                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = src[ox] > yr[ox] ? src[ox] : yr[ox];
-              else
-                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += src[ox];
-            } else {
-              if (kMax)
-                for (int64_t ox = lo; ox < hi; ++ox) {
-                  float v = src[ox * g.sw];
-                  yr[ox] = v > yr[ox] ? v : yr[ox];
-                }
-              else
-                for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += src[ox * g.sw];
-            }
+        float* __restrict row = t + g.pl;
+        if (he <= hs) {
+          std::fill(row, row + g.w, init);
+        } else {
+          std::copy(x + hs * g.w, x + (hs + 1) * g.w, row);
+          for (int64_t iy = hs + 1; iy < he; ++iy) {
+            const float* __restrict src = x + iy * g.w;
+            if (kMax)
+              for (int64_t i = 0; i < g.w; ++i) row[i] = src[i] > row[i] ? src[i] : row[i];
+            else
+              for (int64_t i = 0; i < g.w; ++i) row[i] += src[i];
+          }
+        }
+        const int64_t sw = g.sw;
+        if (sw == 1) {
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = t[ox];
+          for (int64_t kx = 1; kx < g.kw; ++kx) {
+            const float* __restrict src = t + kx;
+            if (kMax)
+              for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = src[ox] > yr[ox] ? src[ox] : yr[ox];
+            else
+              for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] += src[ox];
+          }
+        } else {
+          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = t[ox * sw];
+          for (int64_t kx = 1; kx < g.kw; ++kx) {
+            const float* __restrict src = t + kx;
+            if (kMax)
+              for (int64_t ox = 0; ox < g.ow; ++ox) {
+                float v = src[ox * sw];
+                yr[ox] = v > yr[ox] ? v : yr[ox];
+              }
+            else
+              for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] += src[ox * sw];
           }
         }
         if (!kMax) {
