@@ -13,6 +13,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeCanonicalizePass);
     add(makeFoldPass);
     add(makeFoldBatchNormPass);
+    add(makeFoldAffinePass);
     add(makeFoldPadPass);
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
@@ -30,7 +31,7 @@ const std::vector<PassInfo>& allPasses() {
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-pad,fuse-epilogue,") +
+  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-affine,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (DESIGN.md): decide per sibling group on the cost model of the

@@ -14,6 +14,8 @@ Expected<bool> foldNode(Graph& g, Node* n);
 
 Expected<bool> canonicalize(Graph& g);
 Expected<bool> foldBatchNorm(Graph& g);
+// passes/fold_affine.cpp: Mul/Add chains by constants -> one Mul and one Add.
+Expected<bool> foldAffine(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
 Expected<bool> fuseElementwise(Graph& g);
 Expected<bool> foldPads(Graph& g);
@@ -26,6 +28,7 @@ Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu", bool trace
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
+std::unique_ptr<Pass> makeFoldAffinePass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPadPass();
