@@ -240,21 +240,28 @@ function parseArgs(argv) {
   return a;
 }
 
+// The CPU session every run uses: all graph optimizations, args.threads intra-op threads.
+function sessionOptions(args, extra = {}) {
+  return {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: args.threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    ...extra,
+  };
+}
+
 // Runs the model `args.profile` times under onnxruntime's profiler and prints the kernel time per
 // op kind (per run), most first. The profile is a Chrome trace: events of category "Node" named
 // "<node>_kernel_time" carry args.op_name and dur (microseconds).
 async function profileOpKinds(ort, args, feeds) {
   const os = require('os');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'));
-  const session = await ort.InferenceSession.create(args.model, {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    intraOpNumThreads: args.threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
+  const session = await ort.InferenceSession.create(args.model, sessionOptions(args, {
     enableProfiling: true,
     profileFilePrefix: path.join(dir, 'ort'),
-  });
+  }));
   await session.run(feeds);  // warm-up, also profiled: dropped below by counting runs
   for (let i = 0; i < args.profile; i++) await session.run(feeds);
   session.endProfiling();
@@ -287,13 +294,7 @@ async function main() {
     console.error(`run_ort: cannot load onnxruntime-node (run scripts/setup.sh): ${e.message}`);
     process.exit(3);
   }
-  const session = await ort.InferenceSession.create(args.model, {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    intraOpNumThreads: args.threads,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-  });
+  const session = await ort.InferenceSession.create(args.model, sessionOptions(args));
   const names = session.inputNames;
   if (args.inputs.length !== names.length) {
     throw new Error(`model has ${names.length} inputs (${names.join(', ')}), ${args.inputs.length} given`);
