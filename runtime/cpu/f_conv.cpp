@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "f_gemm.h"
+#include "f_vmath.h"
 #include "k_nn_shapes.h"
 #include "mg_threadpool.h"
 
@@ -179,7 +180,7 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
           }
         }
         if (ep.act != Act::kNone && ep.act != Act::kRelu)
-          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = applyAct(ep, yr[ox]);
+          vm::actRow(ep, yr, yr, g.ow);
       }
     }
   });
@@ -224,7 +225,7 @@ void depthwiseRows(const ConvGeom& g, const float* X, const float* W, const floa
         if (ep.act == Act::kRelu) {
           for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = yr[ox] > 0.f ? yr[ox] : 0.f;
         } else if (ep.act != Act::kNone) {
-          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = applyAct(ep, yr[ox]);
+          vm::actRow(ep, yr, yr, g.ow);
         }
       }
     }

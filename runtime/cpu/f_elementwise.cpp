@@ -155,34 +155,7 @@ void runUnary(const Instr& ins, const float* x, float* o, int64_t n) {
     case Code::kAct: break;
     default: for (int64_t e = 0; e < n; ++e) o[e] = fused::unary(ins, x[e]); return;
   }
-  const float al = ins.act.alpha, be = ins.act.beta;
-  switch (ins.act.act) {
-    case Act::kRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] > 0.f ? x[e] : 0.f; return;
-    case Act::kLeakyRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : x[e] * al; return;
-    case Act::kSigmoid: for (int64_t e = 0; e < n; ++e) o[e] = vm::vsigmoid(x[e]); return;
-    case Act::kTanh: for (int64_t e = 0; e < n; ++e) o[e] = vm::vtanh(x[e]); return;
-    case Act::kClip:
-      for (int64_t e = 0; e < n; ++e) o[e] = x[e] < al ? al : (x[e] > be ? be : x[e]);
-      return;
-    case Act::kHardSigmoid:
-      for (int64_t e = 0; e < n; ++e) {
-        float v = al * x[e] + be;
-        o[e] = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
-      }
-      return;
-    case Act::kHardSwish:
-      for (int64_t e = 0; e < n; ++e) {
-        float v = x[e] / 6.f + 0.5f;
-        v = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
-        o[e] = x[e] * v;
-      }
-      return;
-    case Act::kElu:
-      for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : al * (vm::vexp(x[e]) - 1.f);
-      return;
-    case Act::kGelu: for (int64_t e = 0; e < n; ++e) o[e] = vm::vgelu(x[e]); return;
-    default: for (int64_t e = 0; e < n; ++e) o[e] = applyAct(ins.act, x[e]); return;
-  }
+  vm::actRow(ins.act, x, o, n);
 }
 
 void runBinary(Code c, const float* x, const float* z, float* o, int64_t n) {

@@ -7,6 +7,7 @@
 // slices live in C itself; the epilogue (alpha, bias, residual, activation) runs in the write-back
 // of the last slice. Small M or N (matrix-vector shapes) skip packing and use dot/axpy loops.
 #include "f_gemm.h"
+#include "f_vmath.h"
 
 #include <algorithm>
 #include <cstring>
@@ -179,8 +180,7 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
         if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW);
         storeu(cr + v * kW, x);
       }
-      if (t.last && t.va == kScalarAct)
-        for (int j = 0; j < kNR; ++j) cr[j] = applyAct(t.s->ep, cr[j]);
+      if (t.last && t.va == kScalarAct) vm::actRow(t.s->ep, cr, cr, kNR);
     }
     return;
   }

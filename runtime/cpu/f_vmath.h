@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "mg_kernels.h"
+
 namespace mgrt {
 namespace vm {
 
@@ -97,6 +99,39 @@ inline float verf(float x) {
 }
 
 inline float vgelu(float x) { return 0.5f * x * (1.f + verf(x * 0.70710678118654752f)); }
+
+// o[0..n) = act(x[0..n)) for an epilogue activation (mg_kernels.h's applyAct, same formulas),
+// one vectorizable loop per activation; o may be x. Selu and Softplus keep applyAct's library
+// calls (no vector form here).
+inline void actRow(const Epilogue& ep, const float* x, float* o, int64_t n) {
+  const float al = ep.alpha, be = ep.beta;
+  switch (ep.act) {
+    case Act::kNone:
+      if (o != x) std::memmove(o, x, sizeof(float) * static_cast<size_t>(n));
+      return;
+    case Act::kRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] > 0.f ? x[e] : 0.f; return;
+    case Act::kLeakyRelu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : x[e] * al; return;
+    case Act::kSigmoid: for (int64_t e = 0; e < n; ++e) o[e] = vsigmoid(x[e]); return;
+    case Act::kTanh: for (int64_t e = 0; e < n; ++e) o[e] = vtanh(x[e]); return;
+    case Act::kClip: for (int64_t e = 0; e < n; ++e) o[e] = x[e] < al ? al : (x[e] > be ? be : x[e]); return;
+    case Act::kHardSigmoid:
+      for (int64_t e = 0; e < n; ++e) {
+        float v = al * x[e] + be;
+        o[e] = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+      }
+      return;
+    case Act::kHardSwish:
+      for (int64_t e = 0; e < n; ++e) {
+        float v = x[e] / 6.f + 0.5f;
+        v = v < 0.f ? 0.f : (v > 1.f ? 1.f : v);
+        o[e] = x[e] * v;
+      }
+      return;
+    case Act::kElu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : al * (vexp(x[e]) - 1.f); return;
+    case Act::kGelu: for (int64_t e = 0; e < n; ++e) o[e] = vgelu(x[e]); return;
+    default: for (int64_t e = 0; e < n; ++e) o[e] = applyAct(ep, x[e]); return;
+  }
+}
 
 }  // namespace vm
 }  // namespace mgrt
