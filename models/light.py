@@ -13,14 +13,16 @@ also listed as graph inputs, unfused BatchNormalization, LRN, Sum, Reshape-based
     Caffe2-style per-channel Mul/Add after it get values near 1 and near 0;
   - any other float weight: small values (std 0.02).
 
-Each model becomes OUT/light_NAME/model.onnx, test_data_set_0/input_0.pb (seeded randn) and, when
-onnxruntime-node is installed, test_data_set_0/output_K.pb: onnxruntime's outputs on that input,
-the independent reference `magnetoc check` compares against. Existing folders are kept unless
---force.
+Each model becomes OUT/light_NAME/model.onnx, test_data_set_0/input_0.pb (seeded randn),
+test_data_set_0/output_K.pb (onnxruntime-node's outputs on that input: the independent reference
+`magnetoc check` compares against; onnxruntime-node is required) and meta.json (the suggested
+tolerance, as the zoo's). A graph ending in Softmax gets its logits as a second output (expose_logits).
+Existing folders are kept unless --force.
 
     /usr/bin/python3 models/light.py --src ../shared/models/onnx-light --out models/zoo
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -121,6 +123,18 @@ def randomize(model, seed):
     return model
 
 
+def expose_logits(model):
+    """A graph that ends in Softmax also outputs the Softmax's input: random weights can make the
+    probabilities one-hot (a check of them would then compare zeros and ones), the logits keep
+    every difference visible."""
+    g = model.graph
+    outs = {o.name for o in g.output}
+    infos = {vi.name: vi for vi in onnx.shape_inference.infer_shapes(model).graph.value_info}
+    for node in g.node:
+        if node.op_type == "Softmax" and node.output[0] in outs and node.input[0] in infos:
+            g.output.append(infos[node.input[0]])
+
+
 def real_inputs(model):
     inits = {t.name for t in model.graph.initializer}
     return [i for i in model.graph.input if i.name not in inits]
@@ -130,13 +144,14 @@ def prepare(name, src, out, seed, force):
     path = os.path.join(src, "light_%s.onnx" % name)
     dest = os.path.join(out, "light_" + name)
     data = os.path.join(dest, "test_data_set_0")
-    if os.path.exists(os.path.join(data, "output_0.pb")) and not force:
+    if os.path.exists(os.path.join(dest, "meta.json")) and not force:
         print("light.py: %s exists (--force to redo)" % dest)
         return True
     if not os.path.exists(path):
         print("light.py: missing %s" % path, file=sys.stderr)
         return False
     model = randomize(onnx.load(path), seed)
+    expose_logits(model)
     onnx.checker.check_model(model)
     os.makedirs(data, exist_ok=True)
     onnx.save(model, os.path.join(dest, "model.onnx"))
@@ -155,10 +170,21 @@ def prepare(name, src, out, seed, force):
     if r.returncode != 0:
         print("light.py: onnxruntime failed on %s: %s" % (name, r.stderr.strip()[-400:]), file=sys.stderr)
         return False
-    y = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_0.pb")))
-    if not np.all(np.isfinite(y)) or float(np.std(y)) <= 1e-6:
-        print("light.py: %s: output is not finite or dead (std %g)" % (name, float(np.std(y))), file=sys.stderr)
-        return False
+    ys = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_%d.pb" % k)))
+          for k in range(len(model.graph.output))]
+    y = ys[0]
+    for k, t in enumerate(ys):
+        if not np.all(np.isfinite(t)) or float(np.std(t)) <= 1e-6:
+            print("light.py: %s: output %d is not finite or dead (std %g)" % (name, k, float(np.std(t))),
+                  file=sys.stderr)
+            return False
+    # Tolerance as the zoo's (models/export.py): rtol 1e-3, atol 1e-3 x the output's deviation,
+    # so that a softmax output of 1e-3-sized probabilities is not checked with an atol above them.
+    meta = {"source": os.path.abspath(path), "seed": seed, "output_shape": list(y.shape),
+            "output_std": [float(np.std(t)) for t in ys],
+            "tolerance": {"rtol": 1e-3, "atol": max(1e-3 * min(float(np.std(t)) for t in ys), 1e-9)}}
+    with open(os.path.join(dest, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
     print("light.py: wrote %s (output %s, std %.3g)" % (dest, list(y.shape), float(np.std(y))))
     return True
 

@@ -8,6 +8,11 @@
 # --models run at full size (default: the three torchvision CNNs and the three parallel blocks),
 # --small-models at their --small size, folders NAME_small (default: the models of
 # models/zoo_models.py, whose full sizes are too slow for CI); an empty list skips that part.
+# --light-models: the light model-zoo graphs (ONNX's backend-test copies of AlexNet, DenseNet-121,
+# ..., in ../shared/models/onnx-light or $MAGNETO_LIGHT_DIR), given seeded weights and inputs by
+# models/light.py and checked against onnxruntime-node's outputs (their only reference), with the
+# parallel passes on 2 threads; "none" skips them. Default: all nine when the folder exists; when
+# it does not, a SKIPPED line says so.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 models="inception_v3,squeezenet1_1,resnext50_32x4d,inception_block,mha_block,multi_tower"
@@ -15,6 +20,8 @@ small_models="nasnet_a_mobile,lstm_lm,seq2seq,deepspeech2,bert_layers,switch_moe
 out="$root/build/zoo"
 work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
+light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
+light_src="${MAGNETO_LIGHT_DIR:-$root/../shared/models/onnx-light}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
@@ -22,6 +29,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --work-dir) work="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
+    --light-models) light_models="$2"; shift 2 ;;
     *) echo "run_zoo.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +77,29 @@ for m in "${folders[@]}"; do
     fi
   done
 done
+# The light model-zoo graphs: onnxruntime's outputs are their reference (models/light.py).
+if [ "$light_models" != none ] && [ -n "$light_models" ]; then
+  if [ -d "$light_src" ]; then
+    echo "preparing the light models ($light_models) from $light_src"
+    if /usr/bin/python3 "$root/models/light.py" --src "$light_src" --out "$out" --models "$light_models"; then
+      IFS=',' read -ra names <<< "$light_models"
+      for m in "${names[@]}"; do
+        dir="$out/light_$m"
+        read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'])" "$dir/meta.json")
+        if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --threads 2 \
+             --work-dir "$work/light_$m" --rtol "$rtol" --atol "$atol" -q; then
+          echo "PASS light_$m"; passed=$((passed + 1))
+        else
+          echo "FAIL light_$m"; failed=$((failed + 1)); failures+=("light_$m")
+        fi
+      done
+    else
+      echo "FAIL light models: models/light.py failed"; failed=$((failed + 1)); failures+=("light.py")
+    fi
+  else
+    echo "SKIPPED light models: $light_src not found (set MAGNETO_LIGHT_DIR to the onnx-light folder)"
+  fi
+fi
 # The CPU target's parallel regions on 2 and 3 threads, and the benchmark script's output format,
 # where the models they need were exported above.
 if [ -f "$out/multi_tower/model.onnx" ] && [ -f "$out/nasnet_a_mobile_small/model.onnx" ] &&
