@@ -7,7 +7,9 @@
 // outside the chain become the fused op's inputs (they may broadcast). Legal because every fused
 // op computes each output element from the same-index elements of its operands, and every
 // intermediate has exactly one user inside the chain and is not a graph output, so nothing else
-// observes it. Chains of one op are left alone (nothing to gain).
+// observes it. Chains of one op are left alone (nothing to gain). On targets whose fused kernel
+// reads a bounded number of operands (cuda, hip: include/magneto/target/target_limits.h) a chain
+// stops before the op that would take it past that many inputs; the rest starts a new chain.
 //
 //   %a = Mul(%x, %s)                      %r = MgElementwise(%x, %s, %t)
 //   %b = Add(%a, %t)               ->          {program = ["Mul i0 i1", "Add t0 i2", "Relu t1"]}
@@ -20,6 +22,7 @@
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
+#include "magneto/target/target_limits.h"
 
 namespace magneto {
 namespace {
@@ -58,9 +61,17 @@ Value* soleUser(const Value* v, Node*& user) {
   return user->output(0);
 }
 
+// Inputs from outside the chain that `n` would add to the chain's `external` ones.
+int newInputs(const Node* n, const std::set<const Value*>& external, const std::set<const Value*>& internal) {
+  std::set<const Value*> added;
+  for (Value* v : n->inputs())
+    if (!internal.count(v) && !external.count(v)) added.insert(v);
+  return static_cast<int>(added.size());
+}
+
 }  // namespace
 
-Expected<bool> fuseElementwise(Graph& g) {
+Expected<bool> fuseElementwise(Graph& g, int maxInputs) {
   bool changed = false;
   std::set<Node*> consumed;
   for (Node* head : g.nodes()) {
@@ -68,10 +79,17 @@ Expected<bool> fuseElementwise(Graph& g) {
     if (consumed.count(head) || !fusableOp(head, params)) continue;
     std::vector<Node*> chain{head};
     Value* out = head->output(0);
+    std::set<const Value*> external, inChain{head->output(0)};
+    for (Value* v : head->inputs()) external.insert(v);
     for (;;) {
       Node* user = nullptr;
       if (!soleUser(out, user) || !fusableOp(user, params)) break;
       if (user->output(0)->dims() != out->dims()) break;  // keep one index space
+      if (maxInputs > 0 && static_cast<int>(external.size()) + newInputs(user, external, inChain) > maxInputs)
+        break;  // the target's fused kernel reads no more operands
+      for (Value* v : user->inputs())
+        if (!inChain.count(v)) external.insert(v);
+      inChain.insert(user->output(0));
       // Both operands of a binary op being the chain value is fine; a user that reads the chain
       // value twice still has two uses and stops the chain above.
       chain.push_back(user);
@@ -135,7 +153,9 @@ class FuseElementwisePass : public Pass {
   const char* summary() const override {
     return "merge chains of f32 elementwise ops into one MgElementwise op";
   }
-  Expected<bool> run(Graph& g, PassContext&) override { return fuseElementwise(g); }
+  Expected<bool> run(Graph& g, PassContext& ctx) override {
+    return fuseElementwise(g, maxFusedElementwiseInputs(ctx.target));
+  }
 };
 }  // namespace
 

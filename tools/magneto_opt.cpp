@@ -22,7 +22,7 @@ static int usage() {
   std::fprintf(stderr,
                "usage: magneto-opt FILE|- [--passes=LIST] [--print-ir-after-all] "
                "[--print-ir-after=PASS] [--no-verify] [--check-equivalence[=SEED]] "
-               "[--debug-only=PASS] [--device=PROFILE] [--list-passes]\n");
+               "[--debug-only=PASS] [--device=PROFILE] [--target=cpu|cuda|hip] [--list-passes]\n");
   return 1;
 }
 
@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--check-equivalence=", 0) == 0) equivSeed = std::stoll(a.substr(20));
     else if (a.rfind("--debug-only=", 0) == 0) ctx.debugOnly.insert(a.substr(13));
     else if (a.rfind("--device=", 0) == 0) ctx.device = a.substr(9);  // cost model profile
+    else if (a.rfind("--target=", 0) == 0) ctx.target = a.substr(9);  // target limits (target_limits.h)
     else if (a == "--list-passes") listPasses = true;
     else if (a == "--help" || a == "-h") return usage(), 0;
     else if (a[0] == '-' && a != "-") return usage();

@@ -11,6 +11,7 @@
 
 #include "gpu_lowering.h"
 #include "magneto/ir/activation.h"
+#include "magneto/target/target_limits.h"
 
 namespace magneto {
 namespace gpu {
@@ -20,7 +21,7 @@ constexpr int kMapThreads = 256;
 
 using Operand = MapOperand;
 // Operands one map item takes: mgk::kMaxMapInputs (runtime/gpu/kernels/mg_kparams.h).
-constexpr int kMapInputs = 6;
+constexpr int kMapInputs = kGpuMapMaxInputs;  // include/magneto/target/target_limits.h
 
 }  // namespace
 

@@ -17,7 +17,8 @@ Expected<bool> foldBatchNorm(Graph& g);
 // passes/fold_affine.cpp: Mul/Add chains by constants -> one Mul and one Add.
 Expected<bool> foldAffine(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
-Expected<bool> fuseElementwise(Graph& g);
+// maxInputs: the most inputs a fused chain may read (0: any; the target's limit, target_limits.h).
+Expected<bool> fuseElementwise(Graph& g, int maxInputs = 0);
 Expected<bool> foldPads(Graph& g);
 // Same-input Convs -> one wider Conv + MgChannelSlice views; the zero-padding limit depends on
 // the target ("cpu", "cuda", "hip"); trace: log decisions to stderr; device: the profile whose
