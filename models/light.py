@@ -19,7 +19,7 @@ test_data_set_0/output_K.pb (onnxruntime-node's outputs on that input: the indep
 tolerance, as the zoo's). A graph ending in Softmax gets its logits as a second output (expose_logits).
 Existing folders are kept unless --force.
 
-    /usr/bin/python3 models/light.py --src ../shared/models/onnx-light --out models/zoo
+    /usr/bin/python3 models/light.py --out models/zoo          # from models/light/ (see its README)
 """
 import argparse
 import json
@@ -191,7 +191,7 @@ def prepare(name, src, out, seed, force):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--src", default=os.path.join(ROOT, "..", "shared", "models", "onnx-light"))
+    ap.add_argument("--src", default=os.path.join(HERE, "light"), help="folder of light_NAME.onnx (default models/light)")
     ap.add_argument("--out", default=os.path.join(HERE, "zoo"))
     ap.add_argument("--models", default=",".join(NAMES))
     ap.add_argument("--seed", type=int, default=0)

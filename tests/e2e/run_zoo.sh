@@ -9,10 +9,9 @@
 # --small-models at their --small size, folders NAME_small (default: the models of
 # models/zoo_models.py, whose full sizes are too slow for CI); an empty list skips that part.
 # --light-models: the light model-zoo graphs (ONNX's backend-test copies of AlexNet, DenseNet-121,
-# ..., in ../shared/models/onnx-light or $MAGNETO_LIGHT_DIR), given seeded weights and inputs by
-# models/light.py and checked against onnxruntime-node's outputs (their only reference), with the
-# parallel passes on 2 threads; "none" skips them. Default: all nine when the folder exists; when
-# it does not, a SKIPPED line says so.
+# ..., in models/light or $MAGNETO_LIGHT_DIR), given seeded weights and inputs by models/light.py
+# and checked against onnxruntime-node's outputs (their only reference), with the parallel passes
+# on 2 threads; "none" skips them. Default: all nine.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 models="inception_v3,squeezenet1_1,resnext50_32x4d,inception_block,mha_block,multi_tower"
@@ -21,7 +20,7 @@ out="$root/build/zoo"
 work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
 light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
-light_src="${MAGNETO_LIGHT_DIR:-$root/../shared/models/onnx-light}"
+light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
@@ -97,7 +96,7 @@ if [ "$light_models" != none ] && [ -n "$light_models" ]; then
       echo "FAIL light models: models/light.py failed"; failed=$((failed + 1)); failures+=("light.py")
     fi
   else
-    echo "SKIPPED light models: $light_src not found (set MAGNETO_LIGHT_DIR to the onnx-light folder)"
+    echo "FAIL light models: $light_src not found (MAGNETO_LIGHT_DIR)"; failed=$((failed + 1)); failures+=("light models")
   fi
 fi
 # The CPU target's parallel regions on 2 and 3 threads, and the benchmark script's output format,

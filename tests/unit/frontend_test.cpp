@@ -348,8 +348,8 @@ TEST(Frontend, LegacyFormsImport) {
 }
 
 TEST(Frontend, ZooSqueezenetOpset9Imports) {
-  const std::string path = "/work/shared/models/onnx-light/light_squeezenet.onnx";
-  if (!fs::exists(path)) GTEST_SKIP() << path << " not present";
+  const std::string path = std::string(MAGNETO_SOURCE_DIR) + "/models/light/light_squeezenet.onnx";
+  ASSERT_TRUE(fs::exists(path)) << path << " is part of the repository (models/light)";
   SKIP_UNLESS_OPS({"Conv", "Relu", "MaxPool", "Concat", "Dropout", "GlobalAveragePool",
                    "Softmax", "ConstantOfShape"});
   auto g = importOnnx(path, {});

@@ -22,9 +22,8 @@
 # --profile: after the timings, each model is run once more under both profilers (`magnetoc bench
 # --profile`, run_ort.js --profile) at each thread count, and a second table lists per model the
 # five op families where Magneto loses most time against onnxruntime (tools/bench/op_kinds.py).
-# --light: also the nine light model-zoo graphs (../shared/models/onnx-light, prepared with seeded
-# weights and inputs by models/light.py into models/zoo/light_*; MAGNETO_LIGHT_DIR overrides the
-# source folder).
+# --light: also the nine light model-zoo graphs (models/light, prepared with seeded weights and
+# inputs by models/light.py into models/zoo/light_*; MAGNETO_LIGHT_DIR overrides the source folder).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -56,7 +55,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -n "$light" ]; then
-  light_src="${MAGNETO_LIGHT_DIR:-$root/../shared/models/onnx-light}"
+  light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
   [ -d "$light_src" ] || { echo "compare_ort: --light: no light models in $light_src (set MAGNETO_LIGHT_DIR)" >&2; exit 2; }
   /usr/bin/python3 "$root/models/light.py" --src "$light_src" --out "$root/models/zoo" >&2 ||
     { echo "compare_ort: models/light.py failed" >&2; exit 2; }
