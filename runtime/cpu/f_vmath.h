@@ -42,7 +42,8 @@ inline float vexp(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.f;
   // 2^n as 2^h 2^(n-h): n reaches 128 near the top of the range, past the largest exponent.
-  const int32_t ni = static_cast<int32_t>(n), h = ni >> 1;
+  // A NaN x gives a NaN n, whose conversion to int is undefined: any n will do, p is NaN.
+  const int32_t ni = static_cast<int32_t>(n == n ? n : 0.f), h = ni >> 1;
   const float y = p * bitsToFloat((h + 127) << 23) * bitsToFloat((ni - h + 127) << 23);
   return over ? HUGE_VALF : (under ? 0.f : y);
 }
