@@ -96,8 +96,7 @@ Expected<bool> fuseElementwise(Graph& g, int maxInputs) {
       out = user->output(0);
     }
     if (chain.size() < 2) continue;
-    std::set<const Value*> internal;
-    for (Node* n : chain) internal.insert(n->output(0));
+    const std::set<const Value*>& internal = inChain;  // the chain's own results
     std::vector<Value*> inputs;
     std::map<const Value*, int> inputSlot;
     std::map<const Value*, int> tempSlot;

@@ -39,7 +39,6 @@ enum class Feed { kDirect, kScalar, kRuns };
 
 struct Plan {
   std::vector<Instr> code;
-  int nin = 0;
   int64_t total = 0;
   // The coalesced iteration space: rank r, dims d[], and per input its strides over them.
   int r = 0;
@@ -65,14 +64,7 @@ std::vector<int64_t> shapeKey(const Tensor* in, int nin, const Tensor& y) {
 void planBroadcast(Plan& p, const Tensor* in, int nin, const Tensor& y) {
   const int rank = y.rank;
   std::vector<std::array<int64_t, kMaxRank>> full(nin);
-  for (int i = 0; i < nin; ++i) {
-    int64_t s = 1;
-    for (int dd = rank - 1, k = in[i].rank - 1; dd >= 0; --dd, --k) {
-      int64_t dim = k >= 0 ? in[i].dims[k] : 1;
-      full[i][dd] = dim == 1 ? 0 : s;
-      s *= dim;
-    }
-  }
+  for (int i = 0; i < nin; ++i) broadcastStrides(in[i], y, full[i].data());
   // Walk from the innermost dim outwards, merging into the current coalesced dim.
   int64_t cd[kMaxRank];
   std::vector<std::array<int64_t, kMaxRank>> cs(nin);
@@ -193,7 +185,6 @@ int runChain(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* 
   if (plan->code.empty() || plan->key != key) {
     plan->code.clear();
     if (int rc = build(plan->code)) return rc;
-    plan->nin = nin;
     plan->total = y.numel();
     planBroadcast(*plan, in, nin, y);
     plan->key = std::move(key);

@@ -10,6 +10,7 @@
 //
 // Evaluation runs over blocks of kBlock elements, one instruction at a time over the whole
 // block, so each instruction's loop is simple enough for the compiler to vectorize.
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -33,15 +34,10 @@ int kMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int n
   const int rank = y.rank;
   int64_t total = y.numel();
   // Per-input strides over the output index space (0 where broadcast).
-  std::vector<std::vector<int64_t>> strides(nin, std::vector<int64_t>(rank, 0));
+  std::vector<std::array<int64_t, kMaxRank>> strides(nin);
   std::vector<bool> full(nin);
   for (int i = 0; i < nin; ++i) {
-    int64_t s = 1;
-    for (int d = rank - 1, k = in[i].rank - 1; d >= 0; --d, --k) {
-      int64_t dim = k >= 0 ? in[i].dims[k] : 1;
-      strides[i][d] = dim == 1 ? 0 : s;
-      s *= dim;
-    }
+    broadcastStrides(in[i], y, strides[i].data());
     full[i] = in[i].numel() == total;
   }
   float* dst = y.as<float>();

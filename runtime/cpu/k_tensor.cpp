@@ -157,17 +157,6 @@ MG_TENSOR_KERNEL(kTranspose) {
   return 0;
 }
 
-// Strides of `x` seen through a numpy broadcast to `outRank` dims (0 on broadcast dims).
-void broadcastStrides(const Tensor& x, const Tensor& o, int64_t* bs) {
-  int64_t xs[kMaxRank];
-  stridesOf(x, xs);
-  int lead = o.rank - x.rank;
-  for (int d = 0; d < o.rank; ++d) {
-    int xd = d - lead;
-    bs[d] = xd < 0 || x.dims[xd] == 1 ? 0 : xs[xd];
-  }
-}
-
 MG_TENSOR_KERNEL(kExpand) {
   int64_t bs[kMaxRank], idx[kMaxRank];
   if (in[0].rank > out[0].rank) return ctx.fail("Expand: input rank exceeds result rank");

@@ -31,6 +31,17 @@ inline void stridesOf(const Tensor& t, int64_t* strides) {
   }
 }
 
+// Strides of `x` seen through a numpy broadcast to o's dims (0 on broadcast dims), per dim of o.
+inline void broadcastStrides(const Tensor& x, const Tensor& o, int64_t* bs) {
+  int64_t xs[kMaxRank];
+  stridesOf(x, xs);
+  int lead = o.rank - x.rank;
+  for (int d = 0; d < o.rank; ++d) {
+    int xd = d - lead;
+    bs[d] = xd < 0 || x.dims[xd] == 1 ? 0 : xs[xd];
+  }
+}
+
 // Epilogue activations shared by fused kernels (attribute mg_act, mg_alpha, mg_beta) and the
 // standalone activation kernels, so both compute exactly the same function.
 enum class Act { kNone, kRelu, kLeakyRelu, kSigmoid, kTanh, kClip, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus, kGelu };
