@@ -14,8 +14,28 @@ stages="${*:-build unit backend zoo examples gpu sanitize}"
 jobs="${MAGNETO_TEST_JOBS:-2}"
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 has() { [[ " $stages " == *" $1 "* ]]; }
-step() { printf '\n==== %s ====\n' "$*"; }
+# Each stage's wall time is printed when it ends and again in a table at the end (CI keeps the
+# whole run under 35 minutes on a 2-core machine; the table shows where the time goes).
+times=()
+stage_name=""; stage_start=0
+finish_stage() {
+  if [ -n "$stage_name" ]; then
+    local t=$(( $(date +%s) - stage_start ))
+    times+=("$(printf '%6d s  %s' "$t" "$stage_name")")
+    printf '==== %s: %d s ====\n' "$stage_name" "$t"
+  fi
+  stage_name=""
+}
+step() { finish_stage; stage_name="$1"; stage_start=$(date +%s); printf '\n==== %s ====\n' "$*"; }
 start=$(date +%s)
+print_times() {
+  finish_stage
+  echo
+  echo "stage times:"
+  printf '  %s\n' "${times[@]}"
+}
+# On failure too: the stages that did run say how long they took.
+trap 'rc=$?; if [ $rc -ne 0 ]; then print_times; echo "FAILED after $(( $(date +%s) - start )) s"; fi' EXIT
 
 step "set-up"
 bash scripts/setup.sh
@@ -57,4 +77,5 @@ if has sanitize; then
   bash scripts/sanitize.sh
 fi
 
+print_times
 echo "all stages passed in $(( $(date +%s) - start )) s"
