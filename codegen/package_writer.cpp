@@ -179,10 +179,10 @@ Expected<uint64_t> writeWeights(const MemoryPlan& plan, const std::string& path)
 
 Status copyRuntime(const std::string& target, const fs::path& outDir, std::vector<std::string>& files,
                    std::string& cmakeList) {
-  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
-  MG_ASSIGN_OR_RETURN(std::vector<std::string> sources, runtimeSources(dir));
+  MG_ASSIGN_OR_RETURN(std::vector<RuntimeFile> sources, runtimeSources(target));
   fs::path rt = outDir / "runtime";
-  std::set<std::string> keep(sources.begin(), sources.end());
+  std::set<std::string> keep;
+  for (const RuntimeFile& f : sources) keep.insert(f.rel);
   std::error_code ec;
   if (fs::is_directory(rt, ec)) {  // drop files of an older runtime
     std::vector<fs::path> stale;
@@ -192,14 +192,14 @@ Status copyRuntime(const std::string& target, const fs::path& outDir, std::vecto
         stale.push_back(it->path());
     for (const fs::path& f : stale) fs::remove(f, ec);
   }
-  for (const std::string& f : sources) {
-    std::ifstream in(fs::path(dir) / f, std::ios::binary);
-    if (!in) return badInput("cannot read runtime source {}/{}", dir, f);
+  for (const RuntimeFile& f : sources) {
+    std::ifstream in(f.path, std::ios::binary);
+    if (!in) return badInput("cannot read runtime source {}", f.path);
     std::stringstream ss;
     ss << in.rdbuf();
-    MG_RETURN_IF_ERROR(writeFileIfChanged((rt / f).string(), ss.str()));
-    files.push_back("runtime/" + f);
-    if (fs::path(f).extension() == ".cpp") cmakeList += "  runtime/" + f + "\n";
+    MG_RETURN_IF_ERROR(writeFileIfChanged((rt / f.rel).string(), ss.str()));
+    files.push_back("runtime/" + f.rel);
+    if (fs::path(f.rel).extension() == ".cpp") cmakeList += "  runtime/" + f.rel + "\n";
   }
   return Status::success();
 }

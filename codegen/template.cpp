@@ -171,19 +171,38 @@ Expected<std::string> renderTemplateFile(const std::string& target, const std::s
   return renderTemplate(ss.str(), vars, file);
 }
 
-Expected<std::vector<std::string>> runtimeSources(const std::string& dir) {
-  std::vector<std::string> files;
+namespace {
+
+// Source files (*.h, *.cpp, *.cuh) of `dir` and its subfolders, relative to `dir`.
+Status listSources(const std::string& dir, const std::string& relPrefix, std::vector<RuntimeFile>& out) {
   std::error_code ec;
-  // Sources of the runtime folder and of its subfolders (runtime/gpu/kernels), relative paths.
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     std::string ext = it->path().extension().string();
     if (it->is_regular_file() && (ext == ".h" || ext == ".cpp" || ext == ".cuh"))
-      files.push_back(fs::relative(it->path(), dir, ec).string());
+      out.push_back({relPrefix + fs::relative(it->path(), dir, ec).string(), it->path().string()});
   }
   if (ec) return badInput("cannot list runtime sources in {}: {}", dir, ec.message());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) return badInput("no runtime sources in {}", dir);
+  return Status::success();
+}
+
+}  // namespace
+
+Expected<std::string> runtimeCommonDir() { return findDir("common", true); }
+
+Expected<std::vector<RuntimeFile>> runtimeSources(const std::string& target) {
+  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
+  MG_ASSIGN_OR_RETURN(std::string common, runtimeCommonDir());
+  std::vector<RuntimeFile> files;
+  MG_RETURN_IF_ERROR(listSources(common, "", files));
+  size_t nCommon = files.size();
+  MG_RETURN_IF_ERROR(listSources(dir, "", files));
+  if (files.size() == nCommon) return badInput("no runtime sources in {}", dir);
+  std::sort(files.begin(), files.end(),
+            [](const RuntimeFile& a, const RuntimeFile& b) { return a.rel < b.rel; });
+  for (size_t i = 1; i < files.size(); ++i)
+    if (files[i].rel == files[i - 1].rel)
+      return internalStatus("runtime file {} is both in {} and in {}", files[i].rel, common, dir);
   return files;
 }
 

@@ -19,7 +19,7 @@
 // per element, and are applied in the same order (bias, then activation). Members are mutually
 // independent (ParallelAnalysis' groups, re-checked here with explicit reachability), so no input
 // of one depends on another's result and the stable topological re-sort after the rewrite cannot
-// meet a cycle. Slices of the batch-1 result are byte-offset views (codegen/memory_plan.cpp).
+// meet a cycle. Slices of the batch-1 result are byte-offset views (src/analysis/memory_plan.cpp).
 //
 // Preconditions per member: f32 Gemm (alpha 1, transA 0, constant B with data, optional constant
 // C of N' elements) or MatMul (A rank >= 2, constant rank-2 B with data); all members of a set have

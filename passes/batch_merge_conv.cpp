@@ -23,7 +23,7 @@
 // are per output channel / per element. Members are mutually independent (ParallelAnalysis'
 // groups, re-checked with explicit reachability), so the stable topological re-sort after the
 // rewrite meets no cycle. The slices of a batch-1 NCHW tensor are byte-offset views
-// (codegen/memory_plan.cpp).
+// (src/analysis/memory_plan.cpp).
 //
 // Preconditions per member: f32 2-D Conv with batch 1, no auto_pad, no residual operand (3),
 // constant weights with data, constant bias (if any); all members of a set have the same input and

@@ -12,56 +12,11 @@
 //   %y = Add(%x, %c)
 //
 // Golden test: tests/ir/fold.mlir
-#include "magneto/interp/interpreter.h"
-#include "magneto/ir/op_schema.h"
+#include "magneto/interp/fold_node.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 
 namespace magneto {
-
-namespace {
-constexpr int64_t kMaxFoldedBytes = 64 << 20;  // fold weight preprocessing, not broadcasts
-
-bool allConstant(const Node& n) {
-  for (Value* v : n.inputs())
-    if (v && !(v->isConstant() && v->constant().hasData())) return false;
-  return true;
-}
-}  // namespace
-
-Expected<bool> foldNode(Graph& g, Node* n) {
-  const OpSchema* s = OpRegistry::instance().find(n->kind());
-  if (!s || s->has(kNoFold)) return false;
-  bool shapeOnly = s->has(kShapeOnly);
-  if (!shapeOnly && !allConstant(*n)) return false;
-  if (!hasReferenceKernel(n->kind())) return false;
-  int64_t bytes = 0;
-  for (Value* v : n->outputs()) {
-    auto b = checkedByteSize(v->type());
-    if (!b.ok() || *b > kMaxFoldedBytes - bytes) return false;
-    bytes += *b;
-  }
-  std::vector<Tensor> storage;
-  std::vector<const Tensor*> ins;
-  storage.reserve(n->numInputs());
-  for (Value* v : n->inputs()) {
-    if (!v) {
-      ins.push_back(nullptr);
-    } else if (v->isConstant() && v->constant().hasData()) {
-      ins.push_back(&v->constant());
-    } else {  // shape-only op on a non-constant: a tensor without data stands in (the input
-              // may be far too big to allocate; the kernel reads only its dims)
-      storage.push_back(Tensor::opaque(v->type(), 0));
-      ins.push_back(&storage.back());
-    }
-  }
-  MG_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluateNode(*n, ins));
-  for (size_t i = 0; i < outs.size(); ++i) g.makeConstant(n->output(i), std::move(outs[i]));
-  for (Value* v : n->outputs())
-    if (v->hasUses() || v->isGraphOutput()) return true;
-  g.eraseNode(n);
-  return true;
-}
 
 Expected<bool> foldConstants(Graph& g) {
   bool changed = false;

@@ -1,7 +1,7 @@
 // place-concat-slices: a Concat operand that is a channel slice of a wider result (wide-merge's
 // members, batch-merge-conv's paths) becomes a COPY of that slice written straight into its place
 // in the Concat's result, so that the Concat itself runs nothing (concat elision,
-// codegen/memory_plan.cpp) and the copy, now a node of its own at the branch's step, can join a
+// src/analysis/memory_plan.cpp) and the copy, now a node of its own at the branch's step, can join a
 // joint kernel with its siblings (parallel-co-optimize runs next).
 //
 //   %w = Conv(%x, ...)                              %w = Conv(%x, ...)
@@ -24,7 +24,7 @@
 #include <map>
 #include <vector>
 
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 

@@ -23,7 +23,7 @@
 // conv must not do more than kMaxPaddingFlopsRatio{Cpu,Gpu} times the members' FLOPs (by the
 // PassContext's target). 1x1 with 1x1 is always free (ratio 1).
 // Zero-copy: MgChannelSlice of an N=1 arena tensor is a byte-offset view in the memory planner
-// (codegen/memory_plan.cpp); a Concat along channels of slices that tile the merged result in
+// (src/analysis/memory_plan.cpp); a Concat along channels of slices that tile the merged result in
 // order is the merged result itself and is replaced by it (SqueezeNet's fire expand).
 //
 // Records one ParallelGroup (strategy "wide") per merged set and tags the merged node with it.

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <utility>
 
-#include "../../runtime/cpu/mg_kernels.h"
-#include "../../runtime/cpu/mg_runtime.h"
-#include "magneto/interp/interpreter.h"
+#include "magneto/ir/kernel_attrs.h"
 #include "magneto/target/cost_model.h"
+#include "mg_kernels.h"
+#include "mg_runtime.h"
 
 namespace magneto {
 

@@ -3,7 +3,7 @@
 // ConvTranspose (any number of spatial dims), and MaxPool / AveragePool with 3 or more spatial
 // dims, on float64, or AveragePool with count_include_pad and ceil_mode (where the 2-D program's
 // divisor differs from the CPU's). lower_compute.cpp hands these nodes over.
-// Geometry from runtime/cpu/k_nn_shapes.h, the code the compiler's shape inference and the CPU
+// Geometry from runtime/common/k_nn_shapes.h, the code the compiler's shape inference and the CPU
 // kernels use, so the output extents, auto_pad and output_shape resolve identically.
 #include <fmt/format.h>
 

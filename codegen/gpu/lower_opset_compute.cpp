@@ -12,7 +12,7 @@
 //   GroupNormalization  one block per (batch, group), mean and variance in double (mg_norm.cuh).
 //   Col2Im, LpPool, DeformConv
 //                     one output per thread, the CPU's loops and double accumulation
-//                     (mg_window.cuh); geometry from runtime/cpu/k_nn_shapes.h, the code the
+//                     (mg_window.cuh); geometry from runtime/common/k_nn_shapes.h, the code the
 //                     compiler's shape inference and the CPU kernels use.
 // Shapes, attributes and the operands that fix the geometry (Resize's scales/sizes/roi, Col2Im's
 // image and block shapes) must be constants; anything else is refused with kUnsupported.

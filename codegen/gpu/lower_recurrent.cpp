@@ -28,7 +28,7 @@
 
 #include <algorithm>
 
-#include "../../runtime/cpu/k_recurrent_act.h"
+#include "k_recurrent_act.h"
 #include "gpu_lowering.h"
 
 namespace magneto {

@@ -67,7 +67,7 @@ MG_TENSOR_KERNEL(kConcat) {
     if (!in[k].present()) continue;
     int64_t chunk = in[k].dims[axis] * inner * static_cast<int64_t>(esz);
     const char* src = static_cast<const char*>(in[k].data);
-    // Concat elision (codegen/memory_plan.cpp): the operand's producer already wrote it here.
+    // Concat elision (src/analysis/memory_plan.cpp): the operand's producer already wrote it here.
     bool inPlace = outer == 1 && src == dst + offset;
     for (int64_t o = 0; o < outer && chunk > 0 && !inPlace; ++o)
       std::memcpy(dst + o * outChunk + offset, src + o * chunk, static_cast<size_t>(chunk));

@@ -104,13 +104,12 @@ Status buildWithCmake(const std::string& dir, const Reporter& rep) {
 }
 
 Expected<std::string> runtimeKey(const std::string& target, const std::string& arch) {
-  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
-  MG_ASSIGN_OR_RETURN(std::vector<std::string> files, runtimeSources(dir));
+  MG_ASSIGN_OR_RETURN(std::vector<RuntimeFile> files, runtimeSources(target));
   uint64_t h = hashString(compilerIdentity());
   for (const std::string& f : runtimeFlags(arch)) h = hashString(f + "\n", h);
-  for (const std::string& f : files) {
-    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + f));
-    h = hashString(f + "\n" + std::to_string(text.size()) + "\n", h);
+  for (const RuntimeFile& f : files) {
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(f.path));
+    h = hashString(f.rel + "\n" + std::to_string(text.size()) + "\n", h);
     h = hashString(text, h);
   }
   return target + "-" + hashHex(h);
@@ -125,11 +124,11 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
   std::error_code ec;
   if (fs::is_regular_file(lib, ec)) return lib.string();
 
-  MG_ASSIGN_OR_RETURN(std::string dir, runtimeDir(target));
-  MG_ASSIGN_OR_RETURN(std::vector<std::string> files, runtimeSources(dir));
-  std::vector<std::string> sources;
-  for (const std::string& f : files)
-    if (fs::path(f).extension() == ".cpp") sources.push_back(f);
+  MG_ASSIGN_OR_RETURN(std::vector<RuntimeFile> files, runtimeSources(target));
+  MG_ASSIGN_OR_RETURN(std::string commonDir, runtimeCommonDir());
+  std::vector<RuntimeFile> sources;
+  for (const RuntimeFile& f : files)
+    if (fs::path(f.rel).extension() == ".cpp") sources.push_back(f);
   MG_ASSIGN_OR_RETURN(std::string tmp, makeTempDir("runtime-" + key + ".tmp.", cache));
   rep.progress(fmt::format("building the {} runtime once into the cache {}", target,
                            final.string()));
@@ -138,10 +137,10 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
   // change to one kernel file recompiles only that file.
   uint64_t common = hashString(compilerIdentity());
   for (const std::string& f : runtimeFlags(arch)) common = hashString(f + "\n", common);
-  for (const std::string& f : files) {
-    if (fs::path(f).extension() != ".h") continue;
-    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + f));
-    common = hashString(f + "\n" + text, common);
+  for (const RuntimeFile& f : files) {
+    if (fs::path(f.rel).extension() != ".h") continue;
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(f.path));
+    common = hashString(f.rel + "\n" + text, common);
   }
   fs::path objDir = fs::path(cache) / "objects";
   fs::create_directories(objDir, ec);
@@ -150,9 +149,9 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
   std::vector<std::string> objects(sources.size());
   std::vector<Status> errors(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
-    MG_ASSIGN_OR_RETURN(std::string text, readFile(dir + "/" + sources[i]));
-    objects[i] = (objDir / (fs::path(sources[i]).stem().string() + "-" +
-                            hashHex(hashString(sources[i] + "\n" + text, common)) + ".o"))
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(sources[i].path));
+    objects[i] = (objDir / (fs::path(sources[i].rel).stem().string() + "-" +
+                            hashHex(hashString(sources[i].rel + "\n" + text, common)) + ".o"))
                      .string();
   }
   std::mutex mu;
@@ -171,18 +170,19 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
         ++done;
         continue;
       }
-      std::string tmpObj = tmp + "/" + fs::path(sources[i]).stem().string() + ".o";
+      std::string tmpObj = tmp + "/" + fs::path(sources[i].rel).stem().string() + ".o";
       std::vector<std::string> cmd = {cxxCompiler()};
       for (const std::string& f : runtimeFlags(arch)) cmd.push_back(f);
-      cmd.insert(cmd.end(), {"-c", dir + "/" + sources[i], "-o", tmpObj});
+      // runtime/common sits beside the target's files in a package; here it is a folder of its own.
+      cmd.insert(cmd.end(), {"-I" + commonDir, "-c", sources[i].path, "-o", tmpObj});
       rep.detail("running: " + commandLine(cmd));
       auto r = runProcess(cmd);
       {
         std::lock_guard<std::mutex> lock(mu);
-        rep.progress(fmt::format("  [{}/{}] compiled runtime/{}", ++done, sources.size(), sources[i]));
+        rep.progress(fmt::format("  [{}/{}] compiled runtime/{}", ++done, sources.size(), sources[i].rel));
       }
       if (!r.ok()) errors[i] = r.status();
-      else if (r->exitCode != 0) errors[i] = toolFailed("compiling runtime/" + sources[i], r.value(), "");
+      else if (r->exitCode != 0) errors[i] = toolFailed("compiling runtime/" + sources[i].rel, r.value(), "");
       else if (std::rename(tmpObj.c_str(), objects[i].c_str()) != 0 && !fs::is_regular_file(objects[i], e))
         errors[i] = Status(ErrorCode::kToolFailed, "cannot store " + objects[i] + " in the cache");
     }

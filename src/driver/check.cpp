@@ -6,13 +6,10 @@
 // (or the input its TensorProto names). Inputs whose values decide output shapes are bound as
 // constants (the package is compiled for those values); inputs with symbolic dimensions get
 // their shape from the data. Data sets that need the same bindings and shapes share one build.
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <regex>
 
-#include "../frontend/proto_file.h"
 #include "magneto/driver/build.h"
 #include "magneto/driver/commands.h"
 #include "magneto/driver/compare.h"
@@ -23,31 +20,6 @@ namespace driver {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct ModelInput {
-  std::string name;
-  bool staticShape = false;
-};
-
-// The model's graph inputs that are not initializers, in order.
-Expected<std::vector<ModelInput>> modelInputs(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::set<std::string> inits;
-  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
-  std::vector<ModelInput> ins;
-  for (const auto& vi : m.graph().input()) {
-    if (inits.count(vi.name())) continue;
-    ModelInput in{vi.name(), false};
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
-      in.staticShape = true;
-      for (const auto& d : vi.type().tensor_type().shape().dim())
-        if (!d.has_dim_value() || d.dim_value() < 0) in.staticShape = false;
-    }
-    ins.push_back(in);
-  }
-  return ins;
-}
 
 struct DataFile {
   int index;
@@ -78,7 +50,7 @@ struct DataSet {
   std::map<std::string, Dims> shapes;
 };
 
-Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<ModelInput>& declared,
+Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxModelInput>& declared,
                               const std::set<std::string>& shapeInputs,
                               const CompileOptions& base, const Reporter& rep) {
   std::error_code ec;
@@ -94,7 +66,7 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<ModelInp
     std::string pbName;
     MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path, &pbName));
     std::string name;
-    for (const ModelInput& d : declared)
+    for (const OnnxModelInput& d : declared)
       if (!pbName.empty() && d.name == pbName) name = pbName;
     if (name.empty()) {
       if (f.index < 0 || f.index >= static_cast<int>(declared.size()))
@@ -111,7 +83,7 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<ModelInp
                       ds.outputs.size());
     ds.outputs.push_back(t);
   }
-  for (const ModelInput& d : declared) {
+  for (const OnnxModelInput& d : declared) {
     auto it = ds.inputs.find(d.name);
     if (it == ds.inputs.end()) continue;
     if (shapeInputs.count(d.name)) {
@@ -215,7 +187,7 @@ Expected<bool> checkModel(const CheckOptions& o) {
   if (!(o.rtol >= 0) || !(o.atol >= 0)) return badInput("--rtol and --atol must be >= 0");
   if (o.threads < 1) return badInput("--threads must be at least 1");
 
-  MG_ASSIGN_OR_RETURN(std::vector<ModelInput> declared, modelInputs(o.compile.model));
+  MG_ASSIGN_OR_RETURN(std::vector<OnnxModelInput> declared, onnxModelInputs(o.compile.model));
   MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi, shapeDeterminingInputs(o.compile.model));
   std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
 

@@ -1,7 +1,7 @@
 // `magnetoc compile`: ONNX model -> passes -> memory plan -> package (-> CMake build).
 #include <filesystem>
 
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/codegen/package.h"
 #include "magneto/driver/build.h"
 #include "magneto/driver/commands.h"

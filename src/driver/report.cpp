@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/driver/process.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/verifier.h"
@@ -124,7 +124,7 @@ Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std
   return g;
 }
 
-// What the memory planner (codegen/memory_plan.cpp) turns into no kernel or a smaller one: views,
+// What the memory planner (src/analysis/memory_plan.cpp) turns into no kernel or a smaller one: views,
 // batch-1 MgChannelSlices (byte-offset views) and Concats whose operands are written in place.
 class Launches {
  public:

@@ -17,11 +17,12 @@
 #include <algorithm>
 #include <set>
 
+#include "magneto/interp/fold_node.h"
 #include "magneto/ir/op_schema.h"
-#include "magneto/passes/passes.h"
 #include "onnx_attribute.h"
 #include "onnx_loader.h"
 #include "onnx_normalize.h"
+#include "proto_file.h"
 #include "tensor_proto.h"
 
 namespace magneto {
@@ -325,6 +326,25 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
                       frontend::loadOnnxModelFromMemory(data, size, name, &inf));
   Importer imp(*m, opts, inf);
   return imp.run();
+}
+
+Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
+  onnx::ModelProto m;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  std::set<std::string> inits;
+  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+  std::vector<OnnxModelInput> ins;
+  for (const auto& vi : m.graph().input()) {
+    if (inits.count(vi.name())) continue;
+    OnnxModelInput in{vi.name(), false};
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+      in.staticShape = true;
+      for (const auto& d : vi.type().tensor_type().shape().dim())
+        if (!d.has_dim_value() || d.dim_value() < 0) in.staticShape = false;
+    }
+    ins.push_back(in);
+  }
+  return ins;
 }
 
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path) {

@@ -1,7 +1,7 @@
 // NN op family, part 1: the contractions Conv, ConvTranspose, Gemm and MatMul, and the
 // convolution relatives Col2Im (opset 18) and DeformConv (opset 19) (schemas and shape
 // inference). Pools are in nn_ops_pool.cpp, normalizations in nn_ops_norm.cpp. Spatial output sizes
-// come from runtime/cpu/k_nn_shapes.h, the same code the kernels run, so they always agree.
+// come from runtime/common/k_nn_shapes.h, the same code the kernels run, so they always agree.
 #include "nn_ops_common.h"
 
 namespace magneto {

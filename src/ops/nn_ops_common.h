@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../../runtime/cpu/k_nn_shapes.h"
+#include "k_nn_shapes.h"
 #include "families.h"
 
 namespace magneto {

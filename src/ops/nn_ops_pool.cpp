@@ -1,5 +1,5 @@
 // NN op family, part 2: pools (MaxPool with its optional Indices, AveragePool, LpPool, the Global*
-// pools, MaxRoiPool). Output sizes come from runtime/cpu/k_nn_shapes.h, shared with the kernels.
+// pools, MaxRoiPool). Output sizes come from runtime/common/k_nn_shapes.h, shared with the kernels.
 #include "nn_ops_common.h"
 
 namespace magneto {

@@ -4,7 +4,7 @@
 // Every operand after R is optional; every result may be an unused value.
 #include <algorithm>
 
-#include "../../runtime/cpu/k_recurrent_act.h"
+#include "k_recurrent_act.h"
 #include "families.h"
 
 namespace magneto {

@@ -10,7 +10,7 @@
 
 #include "op_test_util.h"
 #include "magneto/codegen/cpu_emitter.h"
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/codegen/package.h"
 #include "magneto/codegen/template.h"
 #include "magneto/driver/compare.h"

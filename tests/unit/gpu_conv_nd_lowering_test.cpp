@@ -1,6 +1,6 @@
 // GPU lowering of the N-D convolutions and pools (codegen/gpu/lower_conv_nd.cpp): 3-D Conv, every
 // ConvTranspose and 3-D pools become the direct programs of runtime/gpu/kernels/mg_conv_nd.cuh
-// with the geometry of runtime/cpu/k_nn_shapes.h, 1-D/2-D float32 Conv and pools stay on the tiled
+// with the geometry of runtime/common/k_nn_shapes.h, 1-D/2-D float32 Conv and pools stay on the tiled
 // programs (except AveragePool's count_include_pad with ceil_mode), and what the programs do not
 // cover is refused with kUnsupported. Numerics: kernels.ConvNdKernel.* (the programs) and the node
 // tests of tests/e2e/run_gpu_targets.sh under --target cuda|hip --emulate.
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "magneto/codegen/gpu_emitter.h"
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/target/device_profile.h"
 #include "op_test_util.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "magneto/codegen/gpu_emitter.h"
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/target/device_profile.h"
 #include "op_test_util.h"
 

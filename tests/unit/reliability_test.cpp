@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string>
 
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/text.h"
 #include "magneto/passes/passes.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "op_test_util.h"
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 #include "magneto/codegen/template.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"

@@ -39,8 +39,17 @@ Expected<std::string> runtimeDir(const std::string& target);
 Expected<std::string> renderTemplateFile(const std::string& target, const std::string& file,
                                          const TemplateVars& vars);
 
-// The runtime's source files (*.h, *.cpp, *.cuh) in `dir` and its subfolders, as paths relative
-// to `dir`, sorted.
-Expected<std::vector<std::string>> runtimeSources(const std::string& dir);
+// One source file of a target's runtime: `rel`, its path in a package's runtime/ folder; `path`,
+// where it is read from.
+struct RuntimeFile {
+  std::string rel;
+  std::string path;
+};
+// TARGET's runtime as a package carries it: the host-and-device headers of runtime/common (flat,
+// beside the target's own files) and the sources (*.h, *.cpp, *.cuh) of runtime/TARGET and its
+// subfolders, sorted by `rel`. A name in both folders is an error.
+Expected<std::vector<RuntimeFile>> runtimeSources(const std::string& target);
+// The folder of runtime/common (what a runtime compile adds with -I).
+Expected<std::string> runtimeCommonDir();
 
 }  // namespace magneto

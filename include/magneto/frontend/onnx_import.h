@@ -51,6 +51,15 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
                                                       const ImportOptions& opts,
                                                       ImportInfo* info = nullptr);
 
+// A graph input of an ONNX file that is not an initializer, as declared in the file (no import).
+struct OnnxModelInput {
+  std::string name;
+  bool staticShape = false;  // every dimension has a non-negative value
+};
+// The model's graph inputs that are not initializers, in file order. Used by `magnetoc check` to
+// match test data (input_K.pb) to inputs.
+Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path);
+
 // Names of the graph inputs whose values (not only shapes) decide output shapes: those must be
 // bound (ImportOptions::bindings) to compile. Used by `magnetoc check` to bind them from test data.
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path);

@@ -12,10 +12,6 @@
 
 namespace magneto {
 
-// The runtime's attribute text for a node (see runtime/cpu/mg_runtime.h, class Attrs). Shared by
-// the interpreter and the code generator so both hand kernels the same attributes.
-std::string encodeAttrs(const Node& n);
-
 // Evaluates one node on the given operand values (nullptr for absent operands).
 Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs);
 

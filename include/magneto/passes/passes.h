@@ -3,14 +3,13 @@
 
 #include <memory>
 
+#include "magneto/interp/fold_node.h"  // foldNode, the fold pass's step
 #include "magneto/passes/pass.h"
 
 namespace magneto {
 
 Expected<bool> eliminateDeadCode(Graph& g);
 Expected<bool> foldConstants(Graph& g);
-// Folds one node if it can; erases it when none of its results is still used.
-Expected<bool> foldNode(Graph& g, Node* n);
 
 Expected<bool> canonicalize(Graph& g);
 Expected<bool> foldBatchNorm(Graph& g);

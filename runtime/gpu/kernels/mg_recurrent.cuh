@@ -43,7 +43,7 @@
 
 namespace mgk {
 
-// The recurrent ops' activation functions, as mgrt::applyRnnAct (runtime/cpu/k_recurrent_act.h).
+// The recurrent ops' activation functions, as mgrt::applyRnnAct (runtime/common/k_recurrent_act.h).
 __device__ __forceinline__ float rnnAct(int a, float x, float alpha, float beta) {
   switch (a) {
     case kRnnSigmoid: return 1.f / (1.f + expf(-x));

@@ -3,7 +3,7 @@
 //
 // Resize is separable: output coordinate c of axis d reads a few input positions with weights.
 // The taps depend only on the shapes and attributes, so the generator computes them at compile
-// time with the CPU runtime's own planner (mgrt::resizePlan, runtime/cpu/k_tensor_shared.h) and
+// time with the CPU runtime's own planner (mgrt::resizePlan, runtime/common/k_tensor_shared.h) and
 // emits them as constant device tables, one per axis; the kernel only sums. So the GPU target uses
 // exactly the CPU target's taps and weights, and adds in the CPU's order (odometer over the axes'
 // taps, last axis fastest) in double: the two agree to the last bit up to FMA contraction.

@@ -21,7 +21,7 @@
 
 namespace mgk {
 
-// A window over nsp spatial dims (runtime/cpu/k_nn_shapes.h SpatialGeometry): window position o
+// A window over nsp spatial dims (runtime/common/k_nn_shapes.h SpatialGeometry): window position o
 // covers input positions o*stride - padBegin + k*dilation for k < kernel.
 struct WindowGeometry {
   int32_t nsp;

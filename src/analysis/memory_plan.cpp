@@ -1,10 +1,10 @@
-// The memory planner (see include/magneto/codegen/memory_plan.h for the storage model).
+// The memory planner (see include/magneto/analysis/memory_plan.h for the storage model).
 //
 // Arena placement is greedy best-fit over lifetimes: buffers are taken largest first (ties by the
 // step that defines them, then by value id, so the result never depends on pointer values); each
 // goes into the smallest gap between already placed buffers that are live at the same time, or
 // above them all when no gap fits. Tests: tests/unit/codegen_test.cpp (MemoryPlan.*).
-#include "magneto/codegen/memory_plan.h"
+#include "magneto/analysis/memory_plan.h"
 
 #include <algorithm>
 #include <limits>
