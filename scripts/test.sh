@@ -39,6 +39,9 @@ trap 'rc=$?; if [ $rc -ne 0 ]; then print_times; echo "FAILED after $(( $(date +
 
 step "set-up"
 bash scripts/setup.sh
+# setup.sh installed every tool the tests use (all but nvcc, which comes with the machine image):
+# from here a missing one fails its test instead of skipping it (tests/lib/missing_tool.sh).
+export MAGNETO_REQUIRE_TOOLS=1
 
 if has build || has unit || has backend || has zoo || has examples || has gpu; then
   step "build"

@@ -15,9 +15,9 @@ limit="${BAD_MODELS_TIMEOUT:-20}"
 py=/usr/bin/python3
 table="$srcdir/tests/bad_models/expected.tsv"
 
+source "$srcdir/tests/lib/missing_tool.sh"
 if ! $py -c 'import onnx, numpy' 2>/dev/null; then
-  echo "skipped: $py with onnx and numpy is needed"
-  exit 77
+  missing_tool "$py with onnx and numpy is needed: the bad-model tests did not run"
 fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/magneto-bad-models.XXXXXX")"
 if [ "${BAD_MODELS_KEEP:-0}" = 1 ]; then echo "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi

@@ -25,9 +25,9 @@ expect_rc() {  # expect_rc CODE DESCRIPTION -- command...
   fi
 }
 
+source "$srcdir/tests/lib/missing_tool.sh"
 if ! $py -c 'import onnx, numpy' 2>/dev/null; then
-  echo "skipped: $py with onnx and numpy is needed"
-  exit 77
+  missing_tool "$py with onnx and numpy is needed: the CLI tests did not run"
 fi
 $py "$here/make_tiny_model.py" "$work/m" || { echo "cannot make the test model"; exit 1; }
 model="$work/m/tiny.onnx"

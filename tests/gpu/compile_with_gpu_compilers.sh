@@ -40,9 +40,9 @@ case "$compiler" in
   hipcc)
     hipcc=$(command -v hipcc || true)
     if [ -z "$hipcc" ]; then
-      echo "SKIPPED: hipcc not found (Debian: apt-get install hipcc libamdhip64-dev" \
-        "rocm-device-libs): HIP compile check not run" >&2
-      exit 77
+      source "$src/tests/lib/missing_tool.sh"
+      missing_tool "hipcc not found: HIP compile check not run" \
+        "scripts/setup.sh installs hipcc libamdhip64-dev rocm-device-libs"
     fi
     run "$hipcc" -std=c++17 --offload-arch=gfx90a -Wall -Wextra -Werror "${includes[@]}" \
       -x hip -c "$tests/gpu_compile_check.cu" -o "$tmp/kernels_gfx90a.o"

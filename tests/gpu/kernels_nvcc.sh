@@ -9,7 +9,8 @@
 #   architecture here doubled this test's ten minutes (the longest of ctest) for instantiations that
 #   differ only in ptxas' register allocation.
 # Each part prints SKIPPED loudly when its compiler is missing. Exit status: 1 when any compile
-# fails, else 77 (ctest's skip) when nvcc is missing, else 0 (hipcc missing is only reported).
+# fails, else 77 (ctest's skip) when nvcc is missing, else 0 (hipcc missing is only reported, or a
+# failure under MAGNETO_REQUIRE_TOOLS=1, which scripts/test.sh sets after scripts/setup.sh).
 # Usage: kernels_nvcc.sh SOURCE_DIR [WORK_DIR]
 set -u
 src=${1:?usage: kernels_nvcc.sh SOURCE_DIR [WORK_DIR]}
@@ -54,6 +55,10 @@ fi
 if [ -n "$hipcc" ]; then
   start hipcc "$hipcc" -x hip -std=c++17 -O3 --offload-arch=gfx90a -Werror -Wall \
     -c "$cu" -o "$work/kernels_hip.o"
+elif [ "${MAGNETO_REQUIRE_TOOLS:-0}" = 1 ]; then
+  # scripts/setup.sh installs hipcc: under scripts/test.sh its absence is a failure.
+  echo "FAILED: hipcc not found (PATH, \$HIPCC) though scripts/setup.sh installs it (MAGNETO_REQUIRE_TOOLS=1)"
+  failed=1
 else
   echo "=================================================================="
   echo "SKIPPED: hipcc not found (PATH, \$HIPCC): the HIP (gfx90a) compile check did not run"

@@ -113,10 +113,8 @@ fi
 # onnxruntime-node computes the expected outputs: without it there is nothing to compare with.
 if ! command -v node >/dev/null 2>&1 || \
    ! (cd "$root/tools/ort" && node -e "require('onnxruntime-node')" >/dev/null 2>&1); then
-  msg="SKIPPED: run_opset_tests needs node and onnxruntime-node (tools/ort/node_modules) for the expected outputs; install them with scripts/setup.sh"
-  echo "$msg"
-  echo "$msg" >&2
-  exit 77
+  source "$root/tests/lib/missing_tool.sh"
+  missing_tool "run_opset_tests needs node and onnxruntime-node (tools/ort/node_modules) for the expected outputs"
 fi
 py=/usr/bin/python3
 if ! "$py" -c 'import onnx, numpy' >/dev/null 2>&1; then

@@ -1,9 +1,11 @@
-// Helpers shared by the unit tests: parse textual IR (verified), look values up, and run a graph
-// through shape inference, the verifier and the reference interpreter.
+// Helpers shared by the unit tests (the one header of them): parse textual IR (verified), look
+// values up, run a graph through shape inference, the verifier and the reference interpreter, and
+// read results back.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -56,7 +58,52 @@ std::vector<T> values(const Tensor& t) {
   return v;
 }
 
+// Values as doubles (any dtype), for expectNear.
+inline std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.floatAt(i));
+  return v;
+}
+
+// Parses, verifies and runs a graph on `inputs` (by name); returns the outputs by name. A failure
+// fails the test (with the error) and returns no outputs.
+inline std::map<std::string, Tensor> evalText(const std::string& text,
+                                              const std::map<std::string, Tensor>& inputs = {}) {
+  auto g = parseGraph(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return {};
+  Status v = verifyGraph(*g.value());
+  EXPECT_TRUE(v.ok()) << v.message();
+  auto r = interpret(*g.value(), inputs);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? r.value() : std::map<std::string, Tensor>{};
+}
+
+inline void expectNear(const std::vector<double>& got, const std::vector<double>& want,
+                       double tol = 1e-5) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+// Whether scripts/test.sh asked that everything scripts/setup.sh installs be present
+// (MAGNETO_REQUIRE_TOOLS=1): a missing tool or data set then fails a test instead of skipping it.
+inline bool requireTools() {
+  const char* e = std::getenv("MAGNETO_REQUIRE_TOOLS");
+  return e && std::string(e) == "1";
+}
+
 }  // namespace magneto::testing
+
+// Skips the test when `installed` is false (`what`: what is missing), or fails it under
+// MAGNETO_REQUIRE_TOOLS=1 (scripts/test.sh, CI), where setup.sh has installed it.
+#define MG_SKIP_UNLESS_INSTALLED(installed, what)                                            \
+  do {                                                                                       \
+    if (!(installed)) {                                                                      \
+      if (::magneto::testing::requireTools())                                                \
+        FAIL() << (what) << " is missing though scripts/setup.sh installs it";               \
+      GTEST_SKIP() << (what) << " is not installed (scripts/setup.sh installs it)";          \
+    }                                                                                        \
+  } while (0)
 
 // Runs a graph text; fails the test (with the error) when it does not run.
 #define RUN_OK(var, ...)                                            \

@@ -511,7 +511,7 @@ std::string joinLines(const std::vector<std::string>& v) {
 }  // namespace
 
 TEST(ElementwiseOps, OnnxBackendConformance) {
-  if (!fs::exists("/usr/share/libonnx-testdata/data/node")) GTEST_SKIP() << "libonnx-testdata is not installed";
+  MG_SKIP_UNLESS_INSTALLED(fs::exists("/usr/share/libonnx-testdata/data/node"), "libonnx-testdata");
   ConformanceResult r = runOnnxBackendTests(
       {"Abs", "Neg", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Exp", "Log", "Sin", "Cos",
        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "Erf",
@@ -534,7 +534,7 @@ TEST(ElementwiseOps, OnnxBackendConformance) {
 }
 
 TEST(ReductionOps, OnnxBackendConformance) {
-  if (!fs::exists("/usr/share/libonnx-testdata/data/node")) GTEST_SKIP() << "libonnx-testdata is not installed";
+  MG_SKIP_UNLESS_INSTALLED(fs::exists("/usr/share/libonnx-testdata/data/node"), "libonnx-testdata");
   ConformanceResult r = runOnnxBackendTests(
       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "Softmax",

@@ -15,10 +15,10 @@
 #include <set>
 
 #include "magneto/frontend/onnx_import.h"
-#include "nn_test_util.h"
+#include "op_test_util.h"
 
 using namespace magneto;
-using namespace magneto::nntest;
+using namespace magneto::testing;
 
 namespace {
 
@@ -36,7 +36,7 @@ std::string convGraph(const std::string& attrs, const std::string& extraOperands
 }
 
 TEST(NNConv, PadsAndStrides) {
-  auto r = runText(convGraph("pads = [1, 1, 1, 1], strides = [2, 2]"));
+  auto r = evalText(convGraph("pads = [1, 1, 1, 1], strides = [2, 2]"));
   ASSERT_EQ(r["y"].dims(), (Dims{1, 1, 2, 2}));
   // Windows centred on (0,0), (0,2), (2,0), (2,2) with zero padding.
   expectNear(values(r["y"]), {0 + 1 + 4 + 5, 1 + 2 + 3 + 5 + 6 + 7, 4 + 5 + 8 + 9 + 12 + 13,
@@ -47,7 +47,7 @@ TEST(NNConv, Dilation) {
   // Dilated kernel extent 5 > 4 without padding: a clear error, not a crash.
   EXPECT_NE(inferError(convGraph("dilations = [2, 2]")).find("smaller than the dilated kernel 5"),
             std::string::npos);
-  auto r = runText(convGraph("dilations = [2, 2], pads = [1, 1, 1, 1]"));
+  auto r = evalText(convGraph("dilations = [2, 2], pads = [1, 1, 1, 1]"));
   ASSERT_EQ(r["y"].dims(), (Dims{1, 1, 2, 2}));
   // Output (i,j) taps rows and cols {i-1, i+1, i+3}: (0,0) sums (1,1),(1,3),(3,1),(3,3).
   expectNear(values(r["y"]), {5 + 7 + 13 + 15, 4 + 6 + 12 + 14, 1 + 3 + 9 + 11, 0 + 2 + 8 + 10});
@@ -56,7 +56,7 @@ TEST(NNConv, Dilation) {
 
 TEST(NNConv, GroupAndDepthwise) {
   // group 2: each output channel scales its own input channel.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,2,1,2] = dense<[1, 2, 5, 6]>
   const %w : f32[2,1,1,1] = dense<[2, 3]>
   %y = Conv(%x, %w) {group = 2}
@@ -64,7 +64,7 @@ TEST(NNConv, GroupAndDepthwise) {
 })");
   expectNear(values(r["y"]), {2, 4, 15, 18});
   // Depthwise with channel multiplier 2: outputs 0,1 read input 0; outputs 2,3 read input 1.
-  auto d = runText(R"(graph @t {
+  auto d = evalText(R"(graph @t {
   const %x : f32[1,2,1,2] = dense<[1, 2, 5, 6]>
   const %w : f32[4,1,1,1] = dense<[1, -1, 10, 0.5]>
   const %b : f32[4] = dense<[0, 0, 1, 0]>
@@ -77,7 +77,7 @@ TEST(NNConv, GroupAndDepthwise) {
 
 TEST(NNConv, AutoPadSame) {
   // 2x2 ones kernel, stride 1: total padding 1 goes to the end (UPPER) or the beginning (LOWER).
-  auto up = runText(R"(graph @t {
+  auto up = evalText(R"(graph @t {
   const %x : f32[1,1,4,4] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]>
   const %w : f32[1,1,2,2] = splat<1>
   %y = Conv(%x, %w) {auto_pad = "SAME_UPPER"}
@@ -94,7 +94,7 @@ TEST(NNConv, AutoPadSame) {
 
 TEST(NNConv, EpilogueReluAndResidual) {
   // y = Relu(-x + 1 + residual): bias then residual then the activation.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,1,4] = dense<[0, 1, 2, 3]>
   const %w : f32[1,1,1,1] = dense<[-1]>
   const %b : f32[1] = dense<[1]>
@@ -108,7 +108,7 @@ TEST(NNConv, EpilogueReluAndResidual) {
 }
 
 TEST(NNConv, Conv1DAnd3D) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,5] = dense<[1, 2, 3, 4, 5]>
   const %w : f32[1,1,2] = dense<[1, -1]>
   %y = Conv(%x, %w) {strides = [2]}
@@ -148,7 +148,7 @@ TEST(NNConv, ShapeErrors) {
 
 TEST(NNConvTranspose, OutputPaddingAndStride) {
   // Scatter: x0 * [1,1,1] at 0..2, x1 * [1,1,1] at 2..4, then one extra (output_padding) column.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,2] = dense<[1, 2]>
   const %w : f32[1,1,3] = splat<1>
   %y = ConvTranspose(%x, %w) {strides = [2], output_padding = [1]}
@@ -162,7 +162,7 @@ TEST(NNConvTranspose, OutputPaddingAndStride) {
 
 TEST(NNConvTranspose, GroupsAndBias) {
   // group 2, one output channel per group, 1x1 kernel: y_c = w_c * x_c + b_c.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,2,1,1] = dense<[3, 4]>
   const %w : f32[2,1,1,1] = dense<[2, -1]>
   const %b : f32[2] = dense<[1, 1]>
@@ -179,7 +179,7 @@ TEST(NNCol2Im, SumsOverlappingBlocks) {
   // columns block positions. Position l, offset k lands on l + k: a0, a1 + b0, a2 + b1, b2. With
   // strides 2 and pads 1 the 3 positions start at -1, 1, 3: b0, a1, b1, a2 (a0 and b2 fall into
   // the padding).
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,2,3] = dense<[1, 2, 3, 10, 20, 30]>
   const %im : i64[1] = dense<[4]>
   const %bl : i64[1] = dense<[2]>
@@ -215,7 +215,7 @@ TEST(NNDeformConv, OffsetsAndMask) {
   // rows below the image are zero: row 0 of the output gives (0+3 + 1+4 + 3+6 + 4+7) / 2 = 14 and
   // (1+4 + 2+5 + 4+7 + 5+8) / 2 = 18, row 1 gives (3+6 + 4+7 + 6 + 7) / 2 = 16.5 and 19.5. A mask
   // of 0.5 halves everything.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,3,3] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8]>
   const %w : f32[1,1,2,2] = splat<1>
   const %zero : f32[1,8,2,2] = splat<0>
@@ -245,7 +245,7 @@ TEST(NNDeformConv, OffsetsAndMask) {
 // ---- Gemm / MatMul ------------------------------------------------------------------------
 
 TEST(NNGemm, TransposesAlphaBetaBroadcastC) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %a : f32[3,2] = dense<[1, 2, 3, 4, 5, 6]>
   const %b : f32[2,3] = dense<[1, 0, 1, 0, 1, 0]>
   const %c : f32[2] = dense<[1, 2]>
@@ -263,7 +263,7 @@ TEST(NNGemm, TransposesAlphaBetaBroadcastC) {
 }
 
 TEST(NNMatMul, VectorsAndBatchBroadcast) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %v : f32[3] = dense<[1, 2, 3]>
   const %m : f32[3,2] = dense<[1, 2, 3, 4, 5, 6]>
   %vm = MatMul(%v, %m)
@@ -290,7 +290,7 @@ TEST(NNMatMul, VectorsAndBatchBroadcast) {
 // ---- Pools --------------------------------------------------------------------------------
 
 TEST(NNPool, MaxPoolCeilModeAndIndices) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,4,4] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]>
   %y, %i = MaxPool(%x) {kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1}
   %yc, %ic = MaxPool(%x) {kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1, storage_order = 1}
@@ -308,7 +308,7 @@ TEST(NNPool, MaxPoolCeilModeAndIndices) {
 TEST(NNPool, CeilModeDropsWindowStartingInPadding) {
   // in 4, kernel 2, stride 2, end pad 1: ceil gives 3 windows but the third would start in the
   // padding, so there are 2 (PyTorch and onnxruntime agree).
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,4] = dense<[1, 2, 3, 4]>
   %y = MaxPool(%x) {kernel_shape = [2], strides = [2], pads = [0, 1], ceil_mode = 1}
   output %y
@@ -323,13 +323,13 @@ TEST(NNPool, AveragePoolCountIncludePad) {
   %i = AveragePool(%x) {kernel_shape = [2, 2], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1}
   output %e, %i
 })";
-  auto r = runText(g);
+  auto r = evalText(g);
   expectNear(values(r["e"]), {1, 2.5, 5.5, 7});
   expectNear(values(r["i"]), {0.25, 1.25, 2.75, 7});
 }
 
 TEST(NNPool, GlobalLpAndRoiPools) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,2,1,2] = dense<[3, 4, -1, 5]>
   %ga = GlobalAveragePool(%x)
   %gm = GlobalMaxPool(%x)
@@ -350,7 +350,7 @@ TEST(NNPool, GlobalLpAndRoiPools) {
 // ---- Normalizations -----------------------------------------------------------------------
 
 TEST(NNNorm, BatchNormInference) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,2,1,2] = dense<[1, 2, 3, 4]>
   const %s : f32[2] = dense<[1, 2]>
   const %b : f32[2] = dense<[0, 1]>
@@ -375,7 +375,7 @@ TEST(NNNorm, BatchNormInference) {
 }
 
 TEST(NNNorm, LayerNormWithStatistics) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[2,2] = dense<[1, 3, 2, 6]>
   const %s : f32[2] = dense<[2, 1]>
   const %b : f32[2] = dense<[0, 1]>
@@ -389,7 +389,7 @@ TEST(NNNorm, LayerNormWithStatistics) {
 }
 
 TEST(NNNorm, GroupInstanceLpNormAndLRN) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,4,1,1] = dense<[1, 2, 3, 4]>
   const %one : f32[4] = splat<1>
   const %zero : f32[4] = splat<0>
@@ -409,7 +409,7 @@ TEST(NNNorm, GroupInstanceLpNormAndLRN) {
 }
 
 TEST(NNKernel, DoublePrecision) {
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %a : f64[1,2] = dense<[1, 2]>
   const %b : f64[2,1] = dense<[3, 4]>
   %y = MatMul(%a, %b)
@@ -620,7 +620,7 @@ std::string runBackendCase(const fs::path& dir) {
 
 TEST(NNConformance, OnnxBackendDataThroughFrontend) {
   fs::path root = "/usr/share/libonnx-testdata/data";
-  if (!fs::exists(root)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  MG_SKIP_UNLESS_INSTALLED(fs::exists(root), "libonnx-testdata");
   std::vector<fs::path> dirs;
   for (const char* sub : {"node", "pytorch-converted", "pytorch-operator"}) {
     if (!fs::exists(root / sub)) continue;

@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "nn_test_util.h"
+#include "op_test_util.h"
 
 using namespace magneto;
-using namespace magneto::nntest;
+using namespace magneto::testing;
 
 namespace {
 
@@ -65,7 +65,7 @@ double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 }  // namespace
 
 TEST(RecurrentTorch, LstmBidirectionalSequenceLens) {
-  auto r = runText(kLSTMCase);
+  auto r = evalText(kLSTMCase);
   ASSERT_EQ(r["y"].dims(), (Dims{3, 2, 2, 2}));
   expectNear(values(r["y"]), kLSTMExpect_y);
   expectNear(values(r["yh"]), kLSTMExpect_yh);
@@ -73,21 +73,21 @@ TEST(RecurrentTorch, LstmBidirectionalSequenceLens) {
 }
 
 TEST(RecurrentTorch, GruBidirectionalLayout1LinearBeforeReset) {
-  auto r = runText(kGRUCase);
+  auto r = evalText(kGRUCase);
   ASSERT_EQ(r["y"].dims(), (Dims{2, 3, 2, 2}));
   expectNear(values(r["y"]), kGRUExpect_y);
   expectNear(values(r["yh"]), kGRUExpect_yh);
 }
 
 TEST(RecurrentTorch, RnnBidirectionalRelu) {
-  auto r = runText(kRNNCase);
+  auto r = evalText(kRNNCase);
   expectNear(values(r["y"]), kRNNExpect_y);
   expectNear(values(r["yh"]), kRNNExpect_yh);
 }
 
 TEST(RecurrentCell, RnnAffineActivationAndClip) {
   // hidden 1, input 1: H' = f(2 x + 0.5 H + 1). Affine(alpha 2, beta 1): f(v) = 2 v + 1.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[2,1,1] = dense<[1, -1]>
   const %w : f32[1,1,1] = dense<[2]>
   const %r : f32[1,1,1] = dense<[0.5]>
@@ -106,7 +106,7 @@ TEST(RecurrentCell, RnnAffineActivationAndClip) {
 TEST(RecurrentCell, LstmInputForget) {
   // Zero weights: gates are their biases. i = sigmoid(0) = 0.5; with input_forget f = 1 - i
   // (the large forget bias is ignored); c~ = tanh(1); o = sigmoid(0).
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,1] = dense<[3]>
   const %w : f32[1,4,1] = splat<0>
   const %r : f32[1,4,1] = splat<0>
@@ -124,7 +124,7 @@ TEST(RecurrentCell, LstmInputForget) {
 TEST(RecurrentCell, GruDefaultsByHand) {
   // hidden 1, all weights 1, no bias, H0 = 0, x = 1: z = r = sigmoid(1);
   // linear_before_reset 0: h~ = tanh(1 + 1 * (r * 0)) = tanh(1); H = (1 - z) h~.
-  auto r = runText(R"(graph @t {
+  auto r = evalText(R"(graph @t {
   const %x : f32[1,1,1] = dense<[1]>
   const %w : f32[1,3,1] = splat<1>
   const %r : f32[1,3,1] = splat<1>

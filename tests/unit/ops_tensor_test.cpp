@@ -13,28 +13,12 @@
 #include "magneto/ir/op_schema.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
+#include "op_test_util.h"
 
 using namespace magneto;
+using namespace magneto::testing;
 
 namespace {
-
-// Parses `text`, runs it on `inputs`, returns the graph's outputs (fails the test on error).
-std::map<std::string, Tensor> run(const std::string& text, const std::map<std::string, Tensor>& inputs = {}) {
-  auto g = parseGraph(text);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok()) return {};
-  Status v = verifyGraph(*g.value());
-  EXPECT_TRUE(v.ok()) << v.message();
-  auto r = interpret(*g.value(), inputs);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? r.value() : std::map<std::string, Tensor>{};
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.floatAt(i));
-  return v;
-}
 
 Tensor iota(DType dt, Dims dims) {
   int64_t n = TensorType{dt, dims}.numel();
@@ -43,15 +27,10 @@ Tensor iota(DType dt, Dims dims) {
   return Tensor::fromVector(dt, dims, v);
 }
 
-void expectNear(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-5) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
-
 }  // namespace
 
 TEST(TensorOps, SliceNegativeStepsAndClamping) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[2,4]
   const %st : i64[1] = dense<[-1]>
   const %en : i64[1] = dense<[-1000]>
@@ -71,7 +50,7 @@ TEST(TensorOps, SliceNegativeStepsAndClamping) {
 }
 
 TEST(TensorOps, ReshapeZeroCopiesAndMinusOneInfers) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[2,3,4]
   const %s : i64[2] = dense<[0, -1]>
   %y = Reshape(%x, %s)
@@ -87,7 +66,7 @@ TEST(TensorOps, ReshapeZeroCopiesAndMinusOneInfers) {
 }
 
 TEST(TensorOps, PadModes) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[3]
   const %p : i64[2] = dense<[2, 1]>
   %r = Pad(%x, %p) {mode = "reflect"}
@@ -116,7 +95,7 @@ TEST(TensorOps, GatherNegativeIndexAndOutOfRangeError) {
 }
 )";
   Tensor x = iota(DType::kF32, {3, 2});
-  auto out = run(text, {{"x", x}, {"i", Tensor::fromVector(DType::kI64, {2}, std::vector<int64_t>{-1, 0})}});
+  auto out = evalText(text, {{"x", x}, {"i", Tensor::fromVector(DType::kI64, {2}, std::vector<int64_t>{-1, 0})}});
   EXPECT_EQ(values(out["y"]), (std::vector<double>{4, 5, 0, 1}));
 
   auto g = parseGraph(text);
@@ -127,7 +106,7 @@ TEST(TensorOps, GatherNegativeIndexAndOutOfRangeError) {
 }
 
 TEST(TensorOps, ScatterNDAddAccumulatesDuplicates) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[8]
   const %i : i64[5,1] = dense<[4, 3, 1, 7, 1]>
   const %u : f32[5] = dense<[9, 10, 11, 12, 100]>
@@ -141,7 +120,7 @@ TEST(TensorOps, ScatterNDAddAccumulatesDuplicates) {
 }
 
 TEST(TensorOps, ResizeNearestAsymmetric) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,2,2]
   const %s : f32[4] = dense<[1, 1, 2, 2]>
   %y = Resize(%x, _, %s) {mode = "nearest", coordinate_transformation_mode = "asymmetric"}
@@ -153,7 +132,7 @@ TEST(TensorOps, ResizeNearestAsymmetric) {
 }
 
 TEST(TensorOps, ResizeLinearHalfPixel) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,2,2]
   const %s : f32[4] = dense<[1, 1, 2, 2]>
   %y = Resize(%x, _, %s) {mode = "linear"}
@@ -166,7 +145,7 @@ TEST(TensorOps, ResizeLinearHalfPixel) {
 TEST(TensorOps, ResizeCubicBySizes) {
   // Half-pixel source coordinates 0.5, 2.5, 4.5, 6.5; Keys' cubic (A = -0.75) reproduces the
   // ramp inside and sees the clamped border at both ends.
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,1,8]
   const %z : f32[0] = dense<[]>
   const %sz : i64[4] = dense<[1, 1, 1, 4]>
@@ -179,7 +158,7 @@ TEST(TensorOps, ResizeCubicBySizes) {
 
 TEST(TensorOps, ResizeAxesOperandsListOnlySomeAxes) {
   // Opset 18: scales/sizes for the listed axes; the others keep their extent.
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,2,2]
   const %s : f32[1] = dense<[2]>
   const %z : f32[0] = dense<[]>
@@ -243,7 +222,7 @@ TEST(TensorOps, ResizeAntialiasLinearDownscale) {
   // Output 0 sits at source 0.5: taps -1, 0, 1, 2 weigh 1, 3, 3, 1 (/ 8), tap -1 clamps to 0:
   // (0 * 4 + 1 * 3 + 2 * 1) / 8 = 0.625; output 1 at 2.5: (1 + 2 * 3 + 3 * 4) / 8 = 2.375.
   // Without antialias the two taps give 0.5 and 2.5. (onnxruntime computes the same values.)
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,1,4]
   const %z : f32[0] = dense<[]>
   const %sz : i64[4] = dense<[1, 1, 1, 2]>
@@ -260,7 +239,7 @@ TEST(TensorOps, ResizeHalfPixelSymmetric) {
   // 4 -> floor(4 * 0.6) = 2: the unrounded extent is 2.4, so half_pixel_symmetric shifts source
   // coordinates by 2 * (1 - 2 / 2.4) = 1/3 to keep the centre: (x + 0.5) / 0.6 - 0.5 + 1/3 gives
   // 2/3 and 7/3 (half_pixel: 1/3 and 2), which linear interpolation of 0 1 2 3 returns as is.
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[1,1,1,4]
   const %s : f32[4] = dense<[1, 1, 1, 0.6]>
   %sym = Resize(%x, _, %s) {mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric"}
@@ -275,7 +254,7 @@ TEST(TensorOps, ResizeHalfPixelSymmetric) {
 TEST(TensorOps, CenterCropPad) {
   // Crop 5 -> 3 from (5 - 3) / 2 = 1; pad 2 -> 5 with 1 zero before and 2 after; on a 3 x 4
   // tensor, only the last axis cropped to 2 (columns 1 and 2).
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[5]
   const %p : i32[2] = dense<[7, 8]>
   const %m : f32[3,4] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]>
@@ -309,7 +288,7 @@ TEST(TensorOps, CenterCropPad) {
 TEST(TensorOps, EinsumForms) {
   Tensor a = iota(DType::kF32, {2, 3}), b = iota(DType::kF32, {3, 2}), sq = iota(DType::kF32, {3, 3});
   Tensor ba = iota(DType::kF32, {2, 2, 3}), bb = iota(DType::kF32, {2, 3, 2});
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %a : f32[2,3]
   input %b : f32[3,2]
   input %sq : f32[3,3]
@@ -340,7 +319,7 @@ TEST(TensorOps, EinsumForms) {
 }
 
 TEST(TensorOps, SplitNumOutputsAndSizes) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[7]
   %a, %b, %c = Split(%x) {num_outputs = 3}
   const %s : i64[2] = dense<[2, 5]>
@@ -367,7 +346,7 @@ TEST(TensorOps, DepthToSpaceBothModes) {
 }
 )";
   Tensor x = iota(DType::kF32, {1, 8, 2, 3});
-  auto out = run(text, {{"x", x}});
+  auto out = evalText(text, {{"x", x}});
   EXPECT_EQ(out["dcr"].dims(), (Dims{1, 2, 4, 6}));
   // The examples of the ONNX operator documentation.
   EXPECT_EQ(values(out["dcr"]),
@@ -405,7 +384,7 @@ TEST(TensorOps, DataMovementIsDtypeAgnostic) {
 }
 
 TEST(TensorOps, MiscKernels) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[2,3]
   const %sh : i64[2] = dense<[2, 2]>
   %co = ConstantOfShape(%sh) {dtype = 7, mg_value_i = 5}
@@ -600,7 +579,7 @@ std::string runOnnxCase(const fs::path& dir) {
 
 TEST(TensorOps, OnnxBackendConformance) {
   fs::path root = "/usr/share/libonnx-testdata/data/node";
-  if (!fs::exists(root)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  MG_SKIP_UNLESS_INSTALLED(fs::exists(root), "libonnx-testdata");
   const std::set<std::string> ops = {
       "Identity", "Dropout", "Concat", "Split", "Slice", "Reshape", "Flatten", "Transpose",
       "Squeeze", "Unsqueeze", "Expand", "Tile", "Pad", "Gather", "GatherElements", "GatherND",
@@ -705,7 +684,7 @@ TEST(TensorOps, OddInputsFailCleanly) {
 }
 
 TEST(TensorOps, EmptyTensorsAndHugeSteps) {
-  auto out = run(R"(graph @t {
+  auto out = evalText(R"(graph @t {
   input %x : f32[0,3]
   input %z : f32[2,3]
   %c = Concat(%x, %z) {axis = 0}
