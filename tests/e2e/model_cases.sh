@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
+# e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic). One helper does what each needs:
+# generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
+# interpreter) into a scratch folder, check it on the targets named, assert on what the compiler
+# printed or emitted, and remove the folder however the case ends.
+#
+#   model_cases.sh MAGNETOC SOURCE_DIR CASE
+#
+# Prints one line per check; exits 0 when all pass, 1 at the first failure (with its output).
+set -euo pipefail
+magnetoc=${1:?usage: model_cases.sh MAGNETOC SOURCE_DIR CASE}
+src=${2:?source dir}
+case_name=${3:?case}
+dir="$(mktemp -d "${TMPDIR:-/tmp}/magneto-e2e-$case_name.XXXXXX")"
+trap 'rm -rf "$dir"' EXIT
+
+fail() { echo "FAIL: $case_name: $*"; exit 1; }
+# model GENERATOR [SUBFOLDER]: runs tests/e2e/GENERATOR into the scratch folder (or a subfolder).
+model() {
+  local out="$dir${2:+/$2}"
+  mkdir -p "$out"
+  /usr/bin/python3 "$src/tests/e2e/$1" "$out" || fail "the generator $1 failed"
+}
+# run DESCRIPTION -- COMMAND...: runs it, keeps its output in $dir/out; fails the case with it.
+run() {
+  local what=$1
+  shift 2
+  if "$@" >"$dir/out" 2>&1; then echo "ok: $what"; else cat "$dir/out"; fail "$what"; fi
+}
+# check_on TARGET...: magnetoc check of the model on each target (cpu, cpu2 = 2 threads, cuda and
+# hip on the CPU emulation) against the generator's expected outputs.
+check_on() {
+  local t args
+  for t in "$@"; do
+    case $t in
+      cpu) args=() ;;
+      cpu2) args=(--threads 2) ;;
+      cuda | hip) args=(--target "$t" --emulate) ;;
+      *) fail "unknown target $t" ;;
+    esac
+    run "check on $t" -- "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" -q "${args[@]}"
+  done
+}
+# expect_in FILE REGEX DESCRIPTION: grep -E in a file the case produced.
+expect_in() { grep -Eq "$2" "$1" || { tail -20 "$1"; fail "$3 (no line matching '$2' in $1)"; }; echo "ok: $3"; }
+
+case "$case_name" in
+  wide_merge)  # four same-input convolutions of different kernel sizes become one wide conv
+    model wide_merge_model.py
+    check_on cpu
+    ;;
+  batch_merge_conv)  # a ResNeXt block written as its 64 paths: a wide conv and two grouped convs
+    model resnext_paths_model.py
+    run "report" -- "$magnetoc" report "$dir/model.onnx" -q
+    expect_in "$dir/out" 'parallel groups: 3 \(2 batch, 1 wide\)' "the report shows 2 batch and 1 wide group"
+    check_on cpu cpu2 cuda hip
+    ;;
+  ab_parallel)  # tools/bench/ab_parallel.sh's table row, interval and closing line (format only)
+    model resnext_paths_model.py resnext_paths
+    run "ab_parallel.sh" -- bash "$src/tools/bench/ab_parallel.sh" --pairs 3 --runs 3 \
+      --magnetoc "$magnetoc" "$dir/resnext_paths"
+    cat "$dir/out"
+    expect_in "$dir/out" '^[|] resnext_paths [|] 3 [(]2 batch, 1 wide[)] [|] [0-9.]+ [|] [0-9.]+ [|] [0-9.]+ [|] [0-9.]+-[0-9.]+ [|] (faster|slower|within noise) [|]$' \
+      "the model's table row"
+    expect_in "$dir/out" '^geomean gain over the 1 models with groups: [0-9.]+$' "the closing line"
+    ;;
+  gpu_recurrent_joint)  # three LSTM/GRU siblings: one joint group, its second phase a joint kernel
+    model recurrent_joint_model.py
+    check_on cuda
+    run "compile --target cuda" -- "$magnetoc" compile "$dir/model.onnx" --target cuda --name rj -o "$dir/pkg" -q
+    expect_in "$dir/pkg/rj.cu" 'joint kernel.*phase 2 of 2' "the second phase is a joint kernel"
+    ;;
+  gpu_variadic)  # Sum/Mean/Max/Min with more operands than a GPU map item takes: launch phases
+    model variadic_model.py
+    check_on cuda hip
+    run "compile --target cuda" -- "$magnetoc" compile "$dir/model.onnx" --target cuda --name vs -o "$dir/pkg" -q
+    n=$(grep -o '^// launch [0-9]*: step [0-9]* sum13 (Sum)' "$dir/pkg/vs.cu" | sort -u | wc -l)
+    [ "$n" -eq 3 ] || fail "the 13-operand Sum takes $n launches, expected 3"
+    echo "ok: the 13-operand Sum takes 3 launches"
+    ;;
+  *) fail "unknown case (see the case list in this script)" ;;
+esac
