@@ -137,16 +137,16 @@ class BatchMerger {
  public:
   BatchMerger(Graph& g, PassContext& ctx, const DeviceProfile& p) : g_(g), ctx_(ctx), p_(p) {}
 
-  bool run() {
+  Expected<bool> run() {
     return merge::mergeSiblingSets(
         g_, [this](const SiblingGroup& sg) { return candidateSets(sg); },
-        [this](const std::vector<GemmMember>& set) { return mergeSet(set); });
+        [this](const std::vector<GemmMember>& set, const Reachability& reach) {
+          return mergeSet(set, reach);
+        });
   }
 
  private:
-  void log(const std::string& s) const {
-    if (ctx_.debug(kPassName)) std::fprintf(stderr, "[%s] %s\n", kPassName, s.c_str());
-  }
+  void log(const std::string& s) const { ctx_.trace(kPassName, s); }
 
   // Members of `sg` split into sets that can share one batched op (schedule order kept).
   std::vector<std::vector<GemmMember>> candidateSets(const SiblingGroup& sg) {
@@ -214,13 +214,13 @@ class BatchMerger {
     return c;
   }
 
-  bool mergeSet(const std::vector<GemmMember>& set) {
+  Expected<bool> mergeSet(const std::vector<GemmMember>& set, const Reachability& reach) {
     const GemmMember& f = set[0];
     const int64_t n = static_cast<int64_t>(set.size());
     const std::string list = merge::memberList(set);
 
     // Legality: mutually independent (re-checked; the groups promise it).
-    if (std::string why = merge::dependence(g_, set); !why.empty()) {
+    if (std::string why = merge::dependence(reach, set); !why.empty()) {
       log(fmt::format("decline [{}]: {}", list, why));
       return false;
     }
@@ -294,7 +294,7 @@ class BatchMerger {
           b[i * f.cols + c] = static_cast<float>(m.beta) * bs[c];
       }
     }
-    Node* last = merge::lastMember(g_, set);
+    Node* last = merge::lastMember(reach, set);
     std::string base = f.node->name().empty() ? std::string("batch") : f.node->name() + "_batch";
     ParallelGroup pg;
     pg.strategy = "batch";
@@ -349,7 +349,7 @@ class BatchMerger {
       g_.replaceAllUsesWith(m->output(0), r->output(0));
     }
     for (const GemmMember& m : set) g_.eraseNode(m.node);
-    merge::resortAfterMerge(g_, kPassName, list);
+    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kPassName, list));
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -373,8 +373,8 @@ class BatchMergePass : public Pass {
 
 Expected<bool> batchMerge(Graph& g, PassContext& ctx) {
   if (!ctx.parallelOpt) return false;
-  MG_ASSIGN_OR_RETURN(DeviceProfile p, merge::profileFor(ctx));
-  return BatchMerger(g, ctx, p).run();
+  MG_ASSIGN_OR_RETURN(const DeviceProfile* p, ctx.profile());
+  return BatchMerger(g, ctx, *p).run();
 }
 
 std::unique_ptr<Pass> makeBatchMergePass() { return std::make_unique<BatchMergePass>(); }

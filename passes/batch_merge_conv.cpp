@@ -100,16 +100,16 @@ class ConvBatchMerger {
  public:
   ConvBatchMerger(Graph& g, PassContext& ctx, const DeviceProfile& p) : g_(g), ctx_(ctx), p_(p) {}
 
-  bool run() {
+  Expected<bool> run() {
     return merge::mergeSiblingSets(
         g_, [this](const SiblingGroup& sg) { return candidateSets(sg); },
-        [this](std::vector<ConvMember>& set) { return mergeSet(set); });
+        [this](std::vector<ConvMember>& set, const Reachability& reach) {
+          return mergeSet(set, reach);
+        });
   }
 
  private:
-  void log(const std::string& s) const {
-    if (ctx_.debug(kPassName)) std::fprintf(stderr, "[%s] %s\n", kPassName, s.c_str());
-  }
+  void log(const std::string& s) const { ctx_.trace(kPassName, s); }
 
   // Members of `sg` split into sets that can share one grouped conv (schedule order kept).
   std::vector<std::vector<ConvMember>> candidateSets(const SiblingGroup& sg) {
@@ -184,7 +184,7 @@ class ConvBatchMerger {
     return join;
   }
 
-  bool mergeSet(std::vector<ConvMember>& set) {
+  Expected<bool> mergeSet(std::vector<ConvMember>& set, const Reachability& reach) {
     const int64_t n = static_cast<int64_t>(set.size());
     Value* stacked = alreadyStacked(set);
     if (stacked)
@@ -193,7 +193,7 @@ class ConvBatchMerger {
     const Node* f = set[0].node;
     const std::string list = merge::memberList(set);
 
-    if (std::string why = merge::dependence(g_, set); !why.empty()) {
+    if (std::string why = merge::dependence(reach, set); !why.empty()) {
       log(fmt::format("decline [{}]: {}", list, why));
       return false;
     }
@@ -251,7 +251,7 @@ class ConvBatchMerger {
         b.insert(b.end(), bs, bs + wd[0]);
       }
     }
-    Node* last = merge::lastMember(g_, set);
+    Node* last = merge::lastMember(reach, set);
     std::string base = f->name().empty() ? std::string("batch_conv") : f->name() + "_batch";
     ParallelGroup pg;
     pg.strategy = "batch";
@@ -309,7 +309,7 @@ class ConvBatchMerger {
       }
     }
     for (const ConvMember& m : set) g_.eraseNode(m.node);
-    merge::resortAfterMerge(g_, kPassName, list);
+    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kPassName, list));
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -332,8 +332,8 @@ class BatchMergeConvPass : public Pass {
 
 Expected<bool> batchMergeConv(Graph& g, PassContext& ctx) {
   if (!ctx.parallelOpt) return false;
-  MG_ASSIGN_OR_RETURN(DeviceProfile p, merge::profileFor(ctx));
-  return ConvBatchMerger(g, ctx, p).run();
+  MG_ASSIGN_OR_RETURN(const DeviceProfile* p, ctx.profile());
+  return ConvBatchMerger(g, ctx, *p).run();
 }
 
 std::unique_ptr<Pass> makeBatchMergeConvPass() { return std::make_unique<BatchMergeConvPass>(); }

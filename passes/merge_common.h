@@ -39,21 +39,25 @@ inline bool sameEpilogue(const Node* a, const Node* b) {
 }
 
 // The batch merges' driver. For every sibling group, `candidates(group)` returns the sets of
-// members (each with a `node` field) that could share one batched op; `merge(set)` tries one and
-// says whether it rewrote the graph. A rewrite changes the graph and its groups, so the groups are
-// found again after each one; every set is tried once (by its members' names), so this ends.
+// members (each with a `node` field) that could share one batched op; `merge(set, reach)` tries
+// one and says whether it rewrote the graph (or returns an error). A rewrite changes the graph and
+// its groups, so the groups and the reachability (`reach`, one per unchanged graph, shared by the
+// group search and the merges' checks) are computed again after each one; every set is tried
+// once (by its members' names), so this ends.
 template <class Candidates, class Merge>
-bool mergeSiblingSets(Graph& g, Candidates candidates, Merge merge) {
+Expected<bool> mergeSiblingSets(Graph& g, Candidates candidates, Merge merge) {
   std::set<std::vector<std::string>> tried;
   bool changed = false;
   for (bool again = true; again;) {
     again = false;
-    for (const SiblingGroup& sg : findSiblingGroups(g)) {
+    Reachability reach(g);
+    for (const SiblingGroup& sg : findSiblingGroups(g, reach)) {
       for (auto& set : candidates(sg)) {
         std::vector<std::string> key;
         for (const auto& m : set) key.push_back(memberName(m.node));
         if (!tried.insert(key).second) continue;
-        if (merge(set)) {
+        MG_ASSIGN_OR_RETURN(bool merged, merge(set, reach));
+        if (merged) {
           changed = again = true;
           break;
         }
@@ -97,8 +101,7 @@ std::string memberList(const Set& set) {
 // Why the members of `set` cannot be merged because one depends on another ("" when they are
 // mutually independent, as ParallelAnalysis' groups promise; re-checked before any rewrite).
 template <class Set>
-std::string dependence(const Graph& g, const Set& set) {
-  Reachability reach(g);
+std::string dependence(const Reachability& reach, const Set& set) {
   for (size_t i = 0; i < set.size(); ++i)
     for (size_t j = i + 1; j < set.size(); ++j)
       if (!reach.independent(set[i].node, set[j].node))
@@ -108,8 +111,7 @@ std::string dependence(const Graph& g, const Set& set) {
 
 // The latest member in schedule order (where a merge inserts its nodes).
 template <class Set>
-Node* lastMember(const Graph& g, const Set& set) {
-  Reachability reach(g);
+Node* lastMember(const Reachability& reach, const Set& set) {
   Node* last = set.back().node;
   for (const auto& m : set)
     if (reach.index(m.node) > reach.index(last)) last = m.node;
@@ -131,18 +133,13 @@ inline double kernelsUs(const std::vector<const Node*>& kernels, const DevicePro
 }
 
 // After a merge, consumers of an earlier member may sit before the merged nodes: re-sort (stable).
-// The members are independent, so a cycle here is a compiler bug.
-inline void resortAfterMerge(Graph& g, const char* pass, const std::string& list) {
-  if (!g.topoSort()) {
-    std::fprintf(stderr, "[%s] internal error: cycle after merging [%s]\n", pass, list.c_str());
-    std::abort();
-  }
+// The members are independent, so a cycle here is a compiler bug: reported as an internal error
+// naming the pass and the members (the compile fails with it; nothing aborts).
+inline Status resortAfterMerge(Graph& g, const char* pass, const std::string& list) {
+  if (!g.topoSort()) return internalStatus("{}: the graph has a cycle after merging [{}]", pass, list);
+  return Status::success();
 }
 
-// The profile a merging pass decides on: ctx.device, "host" (the CPU target) by default.
-inline Expected<DeviceProfile> profileFor(const PassContext& ctx) {
-  return loadDeviceProfile(ctx.device.empty() ? "host" : ctx.device);
-}
 
 // Whether batched kernels estimated at `afterUs` in all beat `before` by kMinGain.
 inline bool batchPays(double afterUs, const SiblingBaseline& before) {

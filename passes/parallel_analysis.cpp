@@ -102,6 +102,10 @@ std::vector<Node*> independentSubset(const std::vector<Node*>& cands, const Reac
 
 std::vector<SiblingGroup> findSiblingGroups(const Graph& g) {
   Reachability reach(g);
+  return findSiblingGroups(g, reach);
+}
+
+std::vector<SiblingGroup> findSiblingGroups(const Graph& g, const Reachability& reach) {
   std::vector<SiblingGroup> groups;
   std::set<const Node*> taken;
   auto pos = [&](const Node* n) { return reach.index(n); };

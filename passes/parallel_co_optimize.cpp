@@ -120,9 +120,7 @@ class CoOptimizer {
   }
 
  private:
-  void log(const std::string& line) const {
-    if (ctx_.debug(kPassName)) std::fprintf(stderr, "[%s] %s\n", kPassName, line.c_str());
-  }
+  void log(const std::string& line) const { ctx_.trace(kPassName, line); }
 
   CoOptimizeDecision decide(const std::vector<Node*>& members) const {
     std::vector<const Node*> ms(members.begin(), members.end());
@@ -238,9 +236,8 @@ class ParallelCoOptimizePass : public Pass {
 }  // namespace
 
 Expected<bool> parallelCoOptimize(Graph& g, PassContext& ctx) {
-  std::string device = ctx.device.empty() ? "host" : ctx.device;
-  MG_ASSIGN_OR_RETURN(DeviceProfile p, loadDeviceProfile(device));
-  return CoOptimizer(g, ctx, p).run();
+  MG_ASSIGN_OR_RETURN(const DeviceProfile* p, ctx.profile());
+  return CoOptimizer(g, ctx, *p).run();
 }
 
 std::unique_ptr<Pass> makeParallelCoOptimizePass() {

@@ -33,6 +33,23 @@ Expected<std::vector<std::unique_ptr<Pass>>> parsePipeline(const std::string& li
   return out;
 }
 
+void PassContext::trace(const std::string& pass, const std::string& line) const {
+  if (!debug(pass)) return;
+  std::string s = "[" + pass + "] " + line + "\n";
+  if (log) log(s);
+  else std::fputs(s.c_str(), stderr);
+}
+
+Expected<const DeviceProfile*> PassContext::profile() {
+  std::string name = device.empty() ? "host" : device;
+  if (!profile_ || profileName_ != name) {
+    MG_ASSIGN_OR_RETURN(DeviceProfile p, loadDeviceProfile(name));
+    profile_ = std::make_shared<DeviceProfile>(std::move(p));
+    profileName_ = name;
+  }
+  return profile_.get();
+}
+
 Status runPipeline(Graph& g, std::vector<std::unique_ptr<Pass>>& passes, PassContext& ctx) {
   auto emit = [&](const std::string& s) {
     if (ctx.out) ctx.out(s);

@@ -67,10 +67,8 @@ struct ConvInfo {
 };
 
 struct Logger {
-  bool on;
-  void operator()(const std::string& s) const {
-    if (on) std::fprintf(stderr, "[wide-merge] %s\n", s.c_str());
-  }
+  const PassContext* ctx;
+  void operator()(const std::string& s) const { ctx->trace("wide-merge", s); }
 };
 
 std::string dimsText(const Dims& d) {
@@ -385,15 +383,17 @@ class WideMerger {
 
 }  // namespace
 
-Expected<bool> wideMerge(Graph& g, const std::string& target, bool trace,
-                         const std::string& device) {
-  double ratio = target == "cpu" ? kMaxPaddingFlopsRatioCpu : kMaxPaddingFlopsRatioGpu;
-  std::optional<DeviceProfile> profile;
-  if (!device.empty()) {
-    auto p = loadDeviceProfile(device);
-    if (p.ok()) profile = std::move(p).value();
-  }
-  return WideMerger(g, Logger{trace}, ratio, profile ? &*profile : nullptr).run();
+Expected<bool> wideMerge(Graph& g, PassContext& ctx) {
+  double ratio = ctx.target == "cpu" ? kMaxPaddingFlopsRatioCpu : kMaxPaddingFlopsRatioGpu;
+  // The profile only fills the report's modeled latency: without one the merge is the same.
+  auto profile = ctx.profile();
+  return WideMerger(g, Logger{&ctx}, ratio, profile.ok() ? *profile : nullptr).run();
+}
+
+Expected<bool> wideMerge(Graph& g, const std::string& target) {
+  PassContext ctx;
+  ctx.target = target;
+  return wideMerge(g, ctx);
 }
 
 namespace {
@@ -404,7 +404,7 @@ class WideMergePass : public Pass {
     return "merge same-input Convs into one wider Conv read through zero-copy channel slices";
   }
   Expected<bool> run(Graph& g, PassContext& ctx) override {
-    return wideMerge(g, ctx.target, ctx.debug("wide-merge"), ctx.device);
+    return wideMerge(g, ctx);
   }
 };
 }  // namespace

@@ -49,6 +49,9 @@ class Reachability {
 };
 
 std::vector<SiblingGroup> findSiblingGroups(const Graph& g);
+// The same with the caller's reachability of g (built once per unchanged graph and shared with
+// the caller's own independence checks).
+std::vector<SiblingGroup> findSiblingGroups(const Graph& g, const Reachability& reach);
 
 // One line per group: "group 0: fork %x step 0 (same input): conv_a (Conv), conv_b (Conv)".
 std::string describeGroups(const std::vector<SiblingGroup>& groups);

@@ -14,6 +14,7 @@
 
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
+#include "magneto/target/device_profile.h"
 
 namespace magneto {
 
@@ -25,10 +26,21 @@ struct PassContext {
   std::set<std::string> printAfter;  // pass names; "*" prints after all
   std::set<std::string> debugOnly;   // -debug-only=PASS: trace lines of these passes to stderr
   std::function<void(const std::string&)> out;  // where IR dumps go (stderr by default)
+  std::function<void(const std::string&)> log;  // where trace() lines go (stderr by default)
   // Free-form decisions a pass records for `magnetoc report` (JSON text fragments by pass).
   std::vector<std::string> notes;
 
   bool debug(const std::string& pass) const { return debugOnly.count(pass) || debugOnly.count("*"); }
+  // The one logger of pass decisions: "[pass] line" to `log` (stderr when unset), only when
+  // -debug-only names the pass (or "*").
+  void trace(const std::string& pass, const std::string& line) const;
+  // The device profile of `device` ("host" when empty), read from devices/ once per context and
+  // shared by every pass that prices with the cost model.
+  Expected<const DeviceProfile*> profile();
+
+ private:
+  std::shared_ptr<DeviceProfile> profile_;
+  std::string profileName_;
 };
 
 class Pass {

@@ -20,10 +20,10 @@ Expected<bool> fuseEpilogues(Graph& g);
 Expected<bool> fuseElementwise(Graph& g, int maxInputs = 0);
 Expected<bool> foldPads(Graph& g);
 // Same-input Convs -> one wider Conv + MgChannelSlice views; the zero-padding limit depends on
-// the target ("cpu", "cuda", "hip"); trace: log decisions to stderr; device: the profile whose
-// cost model fills the groups' modeled latency (empty: left at 0).
-Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu", bool trace = false,
-                         const std::string& device = "");
+// ctx.target ("cpu", "cuda", "hip"); decisions go to ctx.trace (-debug-only=wide-merge); the
+// profile of ctx.device fills the groups' modeled latency. The second form: a default context.
+Expected<bool> wideMerge(Graph& g, PassContext& ctx);
+Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu");
 
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
