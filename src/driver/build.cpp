@@ -2,6 +2,8 @@
 // include/magneto/driver/build.h for why there are two).
 #include "magneto/driver/build.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +117,32 @@ Expected<std::string> runtimeKey(const std::string& target, const std::string& a
   return target + "-" + hashHex(h);
 }
 
+namespace {
+
+// An exclusive lock on a file of the cache while one process builds what others would build too
+// (a test suite runs many magnetoc processes at once on an empty cache: without it each compiled
+// the whole runtime). Best effort: where the file system cannot lock, processes build side by
+// side and publish atomically as before.
+class CacheLock {
+ public:
+  explicit CacheLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~CacheLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std::string& arch,
                                            const Reporter& rep) {
   MG_ASSIGN_OR_RETURN(std::string key, runtimeKey(target, arch));
@@ -122,6 +150,9 @@ Expected<std::string> cachedRuntimeLibrary(const std::string& target, const std:
   fs::path final = fs::path(cache) / ("runtime-" + key);
   fs::path lib = final / "libmagneto_rt.a";
   std::error_code ec;
+  if (fs::is_regular_file(lib, ec)) return lib.string();
+  // One builder at a time; whoever waited finds the library the first one published.
+  CacheLock lock((fs::path(cache) / ("runtime-" + key + ".lock")).string());
   if (fs::is_regular_file(lib, ec)) return lib.string();
 
   MG_ASSIGN_OR_RETURN(std::vector<RuntimeFile> files, runtimeSources(target));
