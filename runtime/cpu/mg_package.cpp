@@ -1,0 +1,473 @@
+// The package core (see mg_package.h): the C interface of every CPU package, over its Program.
+#include "mg_package.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mg_kernels.h"
+#include "mg_threadpool.h"
+
+namespace mgrt {
+namespace pkg {
+namespace {
+
+struct AlignedFree {
+  void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t(64)); }
+};
+using AlignedBytes = std::unique_ptr<unsigned char, AlignedFree>;
+
+AlignedBytes alignedAlloc(uint64_t bytes) {
+  uint64_t n = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+  void* p = ::operator new(n, std::align_val_t(64), std::nothrow);
+  if (p) std::memset(p, 0, n);
+  return AlignedBytes(static_cast<unsigned char*>(p));
+}
+
+uint64_t fnv1a64(const unsigned char* p, uint64_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+struct Model {
+  explicit Model(const Program& p) : program(&p) {}
+  ~Model();
+  const Program* program;
+  std::string error;
+  std::vector<mgrt::KernelFn> kernels;
+  std::vector<mgrt::Attrs> attrs;
+  std::vector<mgrt::Tensor> slots;
+  std::vector<mgrt::Tensor> scratch;  // one step's operands and results
+  // A parallel region's members run at once: each needs its own operands, results and error.
+  std::vector<mgrt::Tensor> regionScratch;  // widest step x largest region
+  std::vector<mgrt::Ctx> regionCtx;         // one per member of the largest region
+  std::vector<int> regionAt;                // step -> index into regions starting there, or -1
+  // What kernels keep between runs (weights packed into the GEMM's panel layout), one per step,
+  // and which operands of each step are weights (constant while the handle lives).
+  std::unique_ptr<mgrt::StepState[]> states;
+  std::vector<uint32_t> constInputs;
+  size_t widest = 1;
+  AlignedBytes arena;
+  AlignedBytes ownedWeights;
+  const unsigned char* weights = nullptr;
+  std::unique_ptr<mgrt::ThreadPool> pool;
+  int threads = 1;
+  std::atomic<bool> busy{false};
+  // MAGNETO_PROFILE=1 in the environment: time every step, print a table when destroyed.
+  bool profile = false;
+  std::vector<double> stepSeconds;
+  int64_t profiledRuns = 0;
+};
+
+namespace {
+
+thread_local std::string tlsError;
+
+std::mutex& registryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<const Model*>& liveHandles() {
+  static std::set<const Model*> live;
+  return live;
+}
+
+std::string fn(const Program& p, const char* what) { return std::string(p.name) + "_" + what; }
+
+int fail(const Model* m, int s, const std::string& message) {
+  tlsError = message;
+  if (m) const_cast<Model*>(m)->error = message;
+  return s;
+}
+
+// True when m is a handle that this program's create() returned and destroy() has not freed.
+bool isLive(const Program& p, const Model* m) {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  return liveHandles().count(m) != 0 && m->program == &p;
+}
+
+int loadWeightsFile(Model* m, const char* path) {
+  const Program& p = *m->program;
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) return fail(m, kErrWeights, std::string("cannot open weights file '") + path + "'");
+  m->ownedWeights = alignedAlloc(p.weightsBytes);
+  if (!m->ownedWeights) {
+    std::fclose(f);
+    return fail(m, kErrOutOfMemory, "out of memory allocating the weights");
+  }
+  uint64_t got = 0;
+  while (got < p.weightsBytes) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(p.weightsBytes - got, 1u << 24));
+    size_t r = std::fread(m->ownedWeights.get() + got, 1, chunk, f);
+    if (r == 0) break;
+    got += r;
+  }
+  unsigned char extra;
+  bool longer = std::fread(&extra, 1, 1, f) == 1;
+  std::fclose(f);
+  if (got != p.weightsBytes || longer)
+    return fail(m, kErrWeights,
+                std::string("weights file '") + path + "' has the wrong size (" +
+                    (longer ? "longer than" : std::to_string(got) + " bytes instead of") + " " +
+                    std::to_string(p.weightsBytes) +
+                    " bytes): it belongs to another compile of the model or is truncated");
+  if (fnv1a64(m->ownedWeights.get(), p.weightsBytes) != p.weightsChecksum)
+    return fail(m, kErrWeights,
+                std::string("weights file '") + path +
+                    "' fails its checksum: it belongs to another compile of the model or is "
+                    "corrupt");
+  m->weights = m->ownedWeights.get();
+  return kOk;
+}
+
+int useEmbeddedWeights(Model* m) {
+  const Program& p = *m->program;
+  if (p.weightsBytes == 0) return kOk;
+  if (!p.embeddedWeights)
+    return fail(m, kErrWeights,
+                std::string("this package was compiled with --weights-file: pass the path of ") +
+                    p.name + "_weights.bin to " + p.name + "_create");
+  // Verified once per program and process: the blob is read-only and shared by every handle.
+  static std::mutex mu;
+  static std::set<const Program*> verified;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!verified.count(&p)) {
+    uint64_t size = static_cast<uint64_t>(p.embeddedWeightsEnd - p.embeddedWeights);
+    if (size < p.weightsBytes || fnv1a64(p.embeddedWeights, p.weightsBytes) != p.weightsChecksum)
+      return fail(m, kErrWeights,
+                  "the embedded weights fail their size or checksum test: rebuild the package");
+    verified.insert(&p);
+  }
+  m->weights = p.embeddedWeights;
+  return kOk;
+}
+
+int setThreads(Model* m, int n) {
+  m->pool.reset();
+  m->threads = n;
+  if (n > 1) m->pool.reset(new (std::nothrow) mgrt::ThreadPool(n));
+  if (n > 1 && !m->pool) return fail(m, kErrOutOfMemory, "out of memory creating threads");
+  return kOk;
+}
+
+int init(Model* m, const char* weightsPath) {
+  const Program& p = *m->program;
+  int s = weightsPath ? loadWeightsFile(m, weightsPath) : useEmbeddedWeights(m);
+  if (s != kOk) return s;
+  m->arena = alignedAlloc(static_cast<uint64_t>(p.arenaBytes));
+  if (!m->arena)
+    return fail(m, kErrOutOfMemory,
+                "out of memory allocating the " + std::to_string(p.arenaBytes) + "-byte arena");
+  m->slots.resize(p.numSlots);
+  for (int i = 0; i < p.numSlots; ++i) {
+    const SlotDesc& d = p.slots[i];
+    mgrt::Tensor& t = m->slots[i];
+    t.dtype = d.dtype;
+    t.rank = d.rank;
+    for (int k = 0; k < d.rank; ++k) t.dims[k] = d.dims[k];
+    if (d.storage == kArena) t.data = m->arena.get() + d.where;
+    if (d.storage == kWeights) t.data = const_cast<unsigned char*>(m->weights) + d.where;
+  }
+  m->kernels.resize(p.numSteps);
+  m->attrs.reserve(p.numSteps);
+  size_t widest = 1;
+  for (int i = 0; i < p.numSteps; ++i) {
+    const StepDesc& st = p.steps[i];
+    mgrt::KernelFn k = mgrt::findFastKernel(st.op);
+    if (!k) k = mgrt::findKernel(st.op);
+    if (!k)
+      return fail(m, kErrRuntime,
+                  std::string("the runtime has no kernel for op '") + st.op + "' (node '" +
+                      st.node + "'): the package's runtime/ does not match the compiler");
+    m->kernels[i] = k;
+    m->attrs.emplace_back(st.attrs);
+    widest = std::max(widest, static_cast<size_t>(st.nin + st.nout));
+  }
+  m->scratch.resize(widest);
+  m->widest = widest;
+  m->states.reset(new (std::nothrow) mgrt::StepState[p.numSteps > 0 ? p.numSteps : 1]);
+  if (!m->states) return fail(m, kErrOutOfMemory, "out of memory creating step states");
+  m->constInputs.assign(p.numSteps, 0u);
+  for (int i = 0; i < p.numSteps; ++i) {
+    const int32_t* io = p.stepIo + p.steps[i].io;
+    for (int k = 0; k < p.steps[i].nin && k < 32; ++k)
+      if (io[k] >= 0 && p.slots[io[k]].storage == kWeights) m->constInputs[i] |= 1u << k;
+  }
+  m->regionAt.assign(p.numSteps, -1);
+  size_t largest = 0;
+  for (int r = 0; r < p.numRegions; ++r) {
+    m->regionAt[p.regions[r].first] = r;
+    largest = std::max(largest, static_cast<size_t>(p.regions[r].count));
+  }
+  m->regionScratch.resize(widest * largest);
+  m->regionCtx.resize(largest);
+  const char* prof = std::getenv("MAGNETO_PROFILE");
+  m->profile = prof && *prof && std::strcmp(prof, "0") != 0;
+  m->stepSeconds.assign(p.numSteps, 0.0);
+  unsigned hw = std::thread::hardware_concurrency();
+  return setThreads(m, hw == 0 ? 1 : static_cast<int>(hw));
+}
+
+// Runs step i's kernel on the operand tensors `t` (its nin operands, then its nout results, filled
+// here from stepIo) with context `c` (whose pool the caller chose): the step's state and constant
+// operands, the profile's timing. Returns the kernel's status; on failure c.error says why.
+int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
+  const Program& p = *m->program;
+  const StepDesc& st = p.steps[i];
+  const int32_t* io = p.stepIo + st.io;
+  for (int a = 0; a < st.nin + st.nout; ++a) t[a] = io[a] >= 0 ? m->slots[io[a]] : mgrt::Tensor();
+  c.error[0] = '\0';
+  c.state = &m->states[i];
+  c.constInputs = m->constInputs[i];
+  auto t0 = m->profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  int rc = m->kernels[i](m->attrs[i], t, st.nin, t + st.nin, st.nout, c);
+  if (m->profile)
+    m->stepSeconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != 0 && c.error[0] == '\0') std::snprintf(c.error, sizeof c.error, "kernel failed");
+  return rc;
+}
+
+int stepFailed(Model* m, int i, const mgrt::Ctx& c) {
+  const StepDesc& st = m->program->steps[i];
+  return fail(m, kErrRuntime,
+              std::string("step ") + std::to_string(i) + " (" + st.op + ", node '" + st.node +
+                  "') failed: " + c.error);
+}
+
+// One joint group's members as one parallel region: the pool's threads take members one at a
+// time (biggest first) and run each whole on one thread (its kernel sees no pool). Errors are
+// reported for the first failing member in step order, as a sequential run would.
+int runRegion(Model* m, const RegionDesc& r) {
+  const int32_t* order = m->program->regionOrder + r.order;
+  m->pool->run(r.count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int i = order[k];
+      const int slot = i - r.first;
+      mgrt::Ctx& c = m->regionCtx[slot];
+      c.pool = nullptr;
+      runStep(m, i, m->regionScratch.data() + static_cast<size_t>(slot) * m->widest, c);
+    }
+  });
+  for (int slot = 0; slot < r.count; ++slot)
+    if (m->regionCtx[slot].error[0] != '\0') return stepFailed(m, r.first + slot, m->regionCtx[slot]);
+  return kOk;
+}
+
+int execute(Model* m, const void* const* inputs, void* const* outputs) {
+  const Program& p = *m->program;
+  static unsigned char empty[64];
+  for (int i = 0; i < p.numInputs; ++i) {
+    const SlotDesc& d = p.slots[p.inputs[i].slot];
+    const void* ptr = inputs[i] ? inputs[i] : (d.bytes == 0 ? empty : nullptr);
+    if (!ptr)
+      return fail(m, kErrInvalidArgument,
+                  std::string("input ") + std::to_string(i) + " ('" + p.inputs[i].name +
+                      "') is a null pointer");
+    m->slots[p.inputs[i].slot].data = const_cast<void*>(ptr);
+  }
+  for (int i = 0; i < p.numOutputs; ++i) {
+    const SlotDesc& d = p.slots[p.outputs[i].slot];
+    void* ptr = outputs[i] ? outputs[i] : (d.bytes == 0 ? empty : nullptr);
+    if (!ptr)
+      return fail(m, kErrInvalidArgument,
+                  std::string("output ") + std::to_string(i) + " ('" + p.outputs[i].name +
+                      "') is a null pointer");
+    if (d.storage == kOutput && d.where == i) m->slots[p.outputs[i].slot].data = ptr;
+  }
+  mgrt::Ctx ctx;
+  ctx.pool = m->pool.get();
+  for (int i = 0; i < p.numSteps; ++i) {
+    if (m->regionAt[i] >= 0 && m->pool) {
+      const RegionDesc& r = p.regions[m->regionAt[i]];
+      int s = runRegion(m, r);
+      if (s != kOk) return s;
+      i += r.count - 1;
+      continue;
+    }
+    if (runStep(m, i, m->scratch.data(), ctx) != 0) return stepFailed(m, i, ctx);
+  }
+  if (m->profile) ++m->profiledRuns;
+  for (int i = 0; i < p.numCopies; ++i) {
+    const CopyDesc& c = p.copies[i];
+    if (p.slots[c.slot].bytes > 0)
+      std::memcpy(outputs[c.output], m->slots[c.slot].data, static_cast<size_t>(p.slots[c.slot].bytes));
+  }
+  return kOk;
+}
+
+void printProfile(const Model* m) {
+  if (!m->profile || m->profiledRuns == 0) return;
+  const Program& p = *m->program;
+  std::vector<int> order(p.numSteps);
+  double total = 0;
+  for (int i = 0; i < p.numSteps; ++i) order[i] = i, total += m->stepSeconds[i];
+  std::stable_sort(order.begin(), order.end(),
+                   [m](int a, int b) { return m->stepSeconds[a] > m->stepSeconds[b]; });
+  std::fprintf(stderr, "%s profile: %lld runs, %.3f ms per run in %d steps (slowest first)\n", p.name,
+               static_cast<long long>(m->profiledRuns), 1e3 * total / m->profiledRuns, p.numSteps);
+  if (p.numRegions > 0 && m->threads > 1)
+    std::fprintf(stderr, "  (%d parallel regions: their members' times overlap, so the sum exceeds the run time)\n",
+                 p.numRegions);
+  // Per op kind (the step's op: fused chains are MgElementwise), most time first.
+  std::vector<std::string> kinds;
+  std::vector<double> kindSeconds;
+  std::vector<int> kindSteps;
+  for (int i = 0; i < p.numSteps; ++i) {
+    size_t k = 0;
+    while (k < kinds.size() && kinds[k] != p.steps[i].op) ++k;
+    if (k == kinds.size()) kinds.push_back(p.steps[i].op), kindSeconds.push_back(0.0), kindSteps.push_back(0);
+    kindSeconds[k] += m->stepSeconds[i];
+    ++kindSteps[k];
+  }
+  std::vector<size_t> byKind(kinds.size());
+  for (size_t k = 0; k < kinds.size(); ++k) byKind[k] = k;
+  std::stable_sort(byKind.begin(), byKind.end(),
+                   [&](size_t a, size_t b) { return kindSeconds[a] > kindSeconds[b]; });
+  std::fprintf(stderr, "  by op kind:\n");
+  for (size_t k : byKind)
+    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  %-20s %d step(s)\n", 1e3 * kindSeconds[k] / m->profiledRuns,
+                 total > 0 ? 100.0 * kindSeconds[k] / total : 0.0, kinds[k].c_str(), kindSteps[k]);
+  std::fprintf(stderr, "  slowest steps:\n");
+  for (int k = 0; k < p.numSteps && k < 25; ++k) {
+    int i = order[k];
+    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  step %3d  %-20s %s\n",
+                 1e3 * m->stepSeconds[i] / m->profiledRuns,
+                 total > 0 ? 100.0 * m->stepSeconds[i] / total : 0.0, i, p.steps[i].op, p.steps[i].node);
+  }
+}
+
+const SlotDesc* port(const Program& p, bool output, int index) {
+  int count = output ? p.numOutputs : p.numInputs;
+  if (index < 0 || index >= count) {
+    tlsError = std::string(output ? "output" : "input") + " index " + std::to_string(index) +
+               " is out of range [0, " + std::to_string(count) + ")";
+    return nullptr;
+  }
+  return &p.slots[(output ? p.outputs : p.inputs)[index].slot];
+}
+
+}  // namespace
+
+Model::~Model() { printProfile(this); }
+
+int create(const Program& p, Model** model, const char* weightsPath) {
+  if (!model) return fail(nullptr, kErrInvalidArgument, fn(p, "create") + ": model is NULL");
+  *model = nullptr;
+  try {
+    std::unique_ptr<Model> m(new (std::nothrow) Model(p));
+    if (!m) return fail(nullptr, kErrOutOfMemory, "out of memory creating a handle");
+    int s = init(m.get(), weightsPath);
+    if (s != kOk) return s;
+    {
+      std::lock_guard<std::mutex> lock(registryMutex());
+      liveHandles().insert(m.get());
+    }
+    *model = m.release();
+    return kOk;
+  } catch (const std::bad_alloc&) {
+    return fail(nullptr, kErrOutOfMemory, "out of memory creating a handle");
+  } catch (...) {
+    return fail(nullptr, kErrRuntime, "unexpected error creating a handle");
+  }
+}
+
+int setNumThreads(const Program& p, Model* model, int n) {
+  if (!model || !isLive(p, model))
+    return fail(nullptr, kErrInvalidArgument,
+                fn(p, "set_num_threads") + ": not a live handle (NULL or destroyed)");
+  if (n < 1)
+    return fail(model, kErrInvalidArgument,
+                fn(p, "set_num_threads") + ": n must be at least 1, got " + std::to_string(n));
+  // Refused as busy: the message goes to this thread only. The handle's own message belongs to
+  // the thread running it (writing it here would race with other refused callers).
+  if (model->busy.exchange(true))
+    return fail(nullptr, kErrInvalidArgument,
+                fn(p, "set_num_threads") + ": the handle is running on another thread");
+  int s;
+  try {
+    s = setThreads(model, n);
+  } catch (...) {
+    s = fail(model, kErrOutOfMemory, "cannot start " + std::to_string(n) + " threads");
+  }
+  model->busy = false;
+  return s;
+}
+
+int run(const Program& p, Model* model, const void* const* inputs, void* const* outputs) {
+  if (!model || !isLive(p, model))
+    return fail(nullptr, kErrInvalidArgument, fn(p, "run") + ": not a live handle (NULL or destroyed)");
+  if ((!inputs && p.numInputs > 0) || (!outputs && p.numOutputs > 0))
+    return fail(model, kErrInvalidArgument,
+                fn(p, "run") + ": the " + (!outputs ? "outputs" : "inputs") + " array is NULL");
+  if (model->busy.exchange(true))  // the message goes to this thread only, as above
+    return fail(nullptr, kErrInvalidArgument,
+                fn(p, "run") + ": the handle is already running on another thread (use one handle "
+                               "per thread)");
+  int s;
+  try {
+    s = execute(model, inputs, outputs);
+  } catch (const std::bad_alloc&) {
+    s = fail(model, kErrOutOfMemory, "out of memory while running");
+  } catch (...) {
+    s = fail(model, kErrRuntime, "unexpected error while running");
+  }
+  model->busy = false;
+  return s;
+}
+
+void destroy(const Program& p, Model* model) {
+  if (!model) return;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    if (!liveHandles().count(model) || model->program != &p) {
+      tlsError = fn(p, "destroy") + ": not a live handle (destroyed twice?)";
+      return;
+    }
+    liveHandles().erase(model);
+  }
+  delete model;
+}
+
+const char* lastError(const Program& p, const Model* model) {
+  if (model && isLive(p, model)) return model->error.c_str();
+  return tlsError.c_str();
+}
+
+const char* portName(const Program& p, bool output, int i) {
+  return port(p, output, i) ? (output ? p.outputs : p.inputs)[i].name : nullptr;
+}
+int portRank(const Program& p, bool output, int i) {
+  const SlotDesc* d = port(p, output, i);
+  return d ? d->rank : -1;
+}
+const int64_t* portDims(const Program& p, bool output, int i) {
+  const SlotDesc* d = port(p, output, i);
+  return d ? d->dims : nullptr;
+}
+int portDtype(const Program& p, bool output, int i) {
+  const SlotDesc* d = port(p, output, i);
+  return d ? d->dtype : -1;
+}
+size_t portBytes(const Program& p, bool output, int i) {
+  const SlotDesc* d = port(p, output, i);
+  return d ? static_cast<size_t>(d->bytes) : 0;
+}
+
+}  // namespace pkg
+}  // namespace mgrt

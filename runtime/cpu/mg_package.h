@@ -1,0 +1,111 @@
+// The package core: the C interface of a generated CPU package (create, run, threads, errors,
+// introspection), implemented once here for every model. A package's NAME.cpp holds only what is
+// the model's own: its tables (slots, steps, regions, ports; below) in one Program, and one-line
+// extern "C" functions NAME_create, NAME_run, ... that hand that Program to these functions.
+//
+// How a program runs: every tensor has a slot (element type, shape, and where its bytes live:
+// the arena, the weights blob, or one of the caller's buffers). The step table lists the kernels
+// to call in order; create() resolves each step's kernel once (the optimized one when the runtime
+// has it, else the reference one) and parses its attributes; run() calls them in order.
+// Reshape-like views of intermediates share their operand's bytes and have no step. The steps of
+// a joint group (a region) run as one parallel region of the thread pool: each member is a work
+// item that one thread runs whole, biggest first; with one thread they run in order.
+//
+// Status codes are the values of every package's NAME_status enum (NAME.h). Handles of one
+// package passed to another package's functions are refused (a handle remembers its Program).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "mg_runtime.h"
+
+namespace mgrt {
+namespace pkg {
+
+enum Status : int { kOk = 0, kErrInvalidArgument = 1, kErrWeights = 2, kErrRuntime = 3, kErrOutOfMemory = 4 };
+
+enum StorageKind : int32_t { kArena = 0, kWeights = 1, kInput = 2, kOutput = 3 };
+
+struct SlotDesc {
+  int32_t dtype;    // ONNX numbering
+  int32_t rank;
+  int32_t storage;  // StorageKind
+  int64_t where;    // byte offset (arena, weights) or input/output index
+  int64_t bytes;
+  int64_t dims[mgrt::kMaxRank];
+};
+
+struct StepDesc {
+  const char* op;
+  const char* node;   // ONNX node name, for error messages
+  const char* attrs;  // runtime attribute text (mg_runtime.h, class Attrs)
+  int32_t io;         // first entry in stepIo: nin operand slots (-1: absent), then nout results
+  int32_t nin;
+  int32_t nout;
+};
+
+struct PortDesc {
+  const char* name;
+  int32_t slot;
+};
+
+struct CopyDesc {
+  int32_t output;  // graph output index
+  int32_t slot;    // the slot whose bytes it receives
+};
+
+// Steps [first, first + count) are the members of one joint group, mutually independent, and the
+// memory plan keeps every byte they read or write apart. order: where in regionOrder the members
+// are listed biggest first (the order threads pick them up in).
+struct RegionDesc {
+  int32_t first;
+  int32_t count;
+  int32_t order;
+};
+
+// Everything a package knows about its model. Tables end with a sentinel row; the counts exclude it.
+struct Program {
+  const char* name;  // the package name: prefixes messages ("NAME_run: ...") and the profile
+  int64_t arenaBytes;
+  uint64_t weightsBytes;
+  uint64_t weightsChecksum;  // FNV-1a 64 of the weights blob
+  // The blob linked into the library (NAME_weights.S), or null: compiled with --weights-file.
+  const unsigned char* embeddedWeights;
+  const unsigned char* embeddedWeightsEnd;
+  const SlotDesc* slots;
+  int numSlots;
+  const PortDesc* inputs;
+  int numInputs;
+  const PortDesc* outputs;
+  int numOutputs;
+  const int32_t* stepIo;
+  const StepDesc* steps;
+  int numSteps;
+  const RegionDesc* regions;
+  int numRegions;
+  const int32_t* regionOrder;
+  const CopyDesc* copies;  // graph outputs no step writes (an input or constant returned as is)
+  int numCopies;
+};
+
+// A handle: NAME_model in the package's header is this type under the package's name.
+struct Model;
+
+// The C interface, one function per NAME_* function of NAME.h (see there for the contracts).
+int create(const Program& p, Model** model, const char* weightsPath);
+int setNumThreads(const Program& p, Model* model, int n);
+int run(const Program& p, Model* model, const void* const* inputs, void* const* outputs);
+void destroy(const Program& p, Model* model);
+const char* lastError(const Program& p, const Model* model);
+
+// Introspection of the inputs (output = false) or outputs; an index out of range gives
+// nullptr / -1 / 0 and a message for NAME_last_error(NULL).
+const char* portName(const Program& p, bool output, int i);
+int portRank(const Program& p, bool output, int i);
+const int64_t* portDims(const Program& p, bool output, int i);
+int portDtype(const Program& p, bool output, int i);
+size_t portBytes(const Program& p, bool output, int i);
+
+}  // namespace pkg
+}  // namespace mgrt
