@@ -20,30 +20,10 @@
 
 namespace mgrt {
 namespace pkg {
-namespace {
+static_assert(abi::kMaxDims == kMaxRank, "slot tables hold kMaxRank dims");
 
-struct AlignedFree {
-  void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t(64)); }
-};
-using AlignedBytes = std::unique_ptr<unsigned char, AlignedFree>;
-
-AlignedBytes alignedAlloc(uint64_t bytes) {
-  uint64_t n = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
-  void* p = ::operator new(n, std::align_val_t(64), std::nothrow);
-  if (p) std::memset(p, 0, n);
-  return AlignedBytes(static_cast<unsigned char*>(p));
-}
-
-uint64_t fnv1a64(const unsigned char* p, uint64_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint64_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-}  // namespace
+using abi::AlignedBytes;
+using abi::alignedAlloc;
 
 struct Model {
   explicit Model(const Program& p) : program(&p) {}
@@ -77,85 +57,26 @@ struct Model {
 
 namespace {
 
-thread_local std::string tlsError;
-
-std::mutex& registryMutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::set<const Model*>& liveHandles() {
-  static std::set<const Model*> live;
-  return live;
-}
-
 std::string fn(const Program& p, const char* what) { return std::string(p.name) + "_" + what; }
 
 int fail(const Model* m, int s, const std::string& message) {
-  tlsError = message;
-  if (m) const_cast<Model*>(m)->error = message;
-  return s;
+  return abi::report(m ? &const_cast<Model*>(m)->error : nullptr, s, message);
 }
 
 // True when m is a handle that this program's create() returned and destroy() has not freed.
-bool isLive(const Program& p, const Model* m) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  return liveHandles().count(m) != 0 && m->program == &p;
-}
+bool isLive(const Program& p, const Model* m) { return abi::Registry::isLive(m, &p); }
 
-int loadWeightsFile(Model* m, const char* path) {
+int loadWeights(Model* m, const char* weightsPath) {
   const Program& p = *m->program;
-  std::FILE* f = std::fopen(path, "rb");
-  if (!f) return fail(m, kErrWeights, std::string("cannot open weights file '") + path + "'");
-  m->ownedWeights = alignedAlloc(p.weightsBytes);
-  if (!m->ownedWeights) {
-    std::fclose(f);
-    return fail(m, kErrOutOfMemory, "out of memory allocating the weights");
+  if (weightsPath) {
+    int s = abi::loadWeightsFile(weightsPath, p.weightsBytes, p.weightsChecksum, m->ownedWeights, &m->error);
+    if (s == kOk) m->weights = m->ownedWeights.get();
+    return s;
   }
-  uint64_t got = 0;
-  while (got < p.weightsBytes) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(p.weightsBytes - got, 1u << 24));
-    size_t r = std::fread(m->ownedWeights.get() + got, 1, chunk, f);
-    if (r == 0) break;
-    got += r;
-  }
-  unsigned char extra;
-  bool longer = std::fread(&extra, 1, 1, f) == 1;
-  std::fclose(f);
-  if (got != p.weightsBytes || longer)
-    return fail(m, kErrWeights,
-                std::string("weights file '") + path + "' has the wrong size (" +
-                    (longer ? "longer than" : std::to_string(got) + " bytes instead of") + " " +
-                    std::to_string(p.weightsBytes) +
-                    " bytes): it belongs to another compile of the model or is truncated");
-  if (fnv1a64(m->ownedWeights.get(), p.weightsBytes) != p.weightsChecksum)
-    return fail(m, kErrWeights,
-                std::string("weights file '") + path +
-                    "' fails its checksum: it belongs to another compile of the model or is "
-                    "corrupt");
-  m->weights = m->ownedWeights.get();
-  return kOk;
-}
-
-int useEmbeddedWeights(Model* m) {
-  const Program& p = *m->program;
-  if (p.weightsBytes == 0) return kOk;
-  if (!p.embeddedWeights)
-    return fail(m, kErrWeights,
-                std::string("this package was compiled with --weights-file: pass the path of ") +
-                    p.name + "_weights.bin to " + p.name + "_create");
-  // Verified once per program and process: the blob is read-only and shared by every handle.
-  static std::mutex mu;
-  static std::set<const Program*> verified;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!verified.count(&p)) {
-    uint64_t size = static_cast<uint64_t>(p.embeddedWeightsEnd - p.embeddedWeights);
-    if (size < p.weightsBytes || fnv1a64(p.embeddedWeights, p.weightsBytes) != p.weightsChecksum)
-      return fail(m, kErrWeights,
-                  "the embedded weights fail their size or checksum test: rebuild the package");
-    verified.insert(&p);
-  }
-  m->weights = p.embeddedWeights;
-  return kOk;
+  int s = abi::useEmbeddedWeights(p.name, p.embeddedWeights, p.embeddedWeightsEnd, p.weightsBytes,
+                                  p.weightsChecksum, &m->error);
+  if (s == kOk) m->weights = p.embeddedWeights;
+  return s;
 }
 
 int setThreads(Model* m, int n) {
@@ -168,7 +89,7 @@ int setThreads(Model* m, int n) {
 
 int init(Model* m, const char* weightsPath) {
   const Program& p = *m->program;
-  int s = weightsPath ? loadWeightsFile(m, weightsPath) : useEmbeddedWeights(m);
+  int s = loadWeights(m, weightsPath);
   if (s != kOk) return s;
   m->arena = alignedAlloc(static_cast<uint64_t>(p.arenaBytes));
   if (!m->arena)
@@ -353,13 +274,8 @@ void printProfile(const Model* m) {
 }
 
 const SlotDesc* port(const Program& p, bool output, int index) {
-  int count = output ? p.numOutputs : p.numInputs;
-  if (index < 0 || index >= count) {
-    tlsError = std::string(output ? "output" : "input") + " index " + std::to_string(index) +
-               " is out of range [0, " + std::to_string(count) + ")";
-    return nullptr;
-  }
-  return &p.slots[(output ? p.outputs : p.inputs)[index].slot];
+  return output ? abi::port(p.slots, p.outputs, p.numOutputs, index, "output")
+                : abi::port(p.slots, p.inputs, p.numInputs, index, "input");
 }
 
 }  // namespace
@@ -374,10 +290,7 @@ int create(const Program& p, Model** model, const char* weightsPath) {
     if (!m) return fail(nullptr, kErrOutOfMemory, "out of memory creating a handle");
     int s = init(m.get(), weightsPath);
     if (s != kOk) return s;
-    {
-      std::lock_guard<std::mutex> lock(registryMutex());
-      liveHandles().insert(m.get());
-    }
+    abi::Registry::add(m.get(), &p);
     *model = m.release();
     return kOk;
   } catch (const std::bad_alloc&) {
@@ -433,20 +346,16 @@ int run(const Program& p, Model* model, const void* const* inputs, void* const* 
 
 void destroy(const Program& p, Model* model) {
   if (!model) return;
-  {
-    std::lock_guard<std::mutex> lock(registryMutex());
-    if (!liveHandles().count(model) || model->program != &p) {
-      tlsError = fn(p, "destroy") + ": not a live handle (destroyed twice?)";
-      return;
-    }
-    liveHandles().erase(model);
+  if (!abi::Registry::remove(model, &p)) {
+    abi::threadError() = fn(p, "destroy") + ": not a live handle (destroyed twice?)";
+    return;
   }
   delete model;
 }
 
 const char* lastError(const Program& p, const Model* model) {
   if (model && isLive(p, model)) return model->error.c_str();
-  return tlsError.c_str();
+  return abi::threadError().c_str();
 }
 
 const char* portName(const Program& p, bool output, int i) {

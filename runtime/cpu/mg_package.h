@@ -11,30 +11,34 @@
 // a joint group (a region) run as one parallel region of the thread pool: each member is a work
 // item that one thread runs whole, biggest first; with one thread they run in order.
 //
-// Status codes are the values of every package's NAME_status enum (NAME.h). Handles of one
-// package passed to another package's functions are refused (a handle remembers its Program).
+// What every target's packages share (status codes, slot and port tables, handle registry,
+// weights loading, messages) is runtime/common/mg_abi.h; this file adds the CPU's step loop.
+// Handles of one package passed to another package's functions are refused.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "mg_abi.h"
 #include "mg_runtime.h"
 
 namespace mgrt {
 namespace pkg {
 
-enum Status : int { kOk = 0, kErrInvalidArgument = 1, kErrWeights = 2, kErrRuntime = 3, kErrOutOfMemory = 4 };
-
-enum StorageKind : int32_t { kArena = 0, kWeights = 1, kInput = 2, kOutput = 3 };
-
-struct SlotDesc {
-  int32_t dtype;    // ONNX numbering
-  int32_t rank;
-  int32_t storage;  // StorageKind
-  int64_t where;    // byte offset (arena, weights) or input/output index
-  int64_t bytes;
-  int64_t dims[mgrt::kMaxRank];
-};
+// The tables and status codes every target shares (runtime/common/mg_abi.h).
+using abi::CopyDesc;
+using abi::kArena;
+using abi::kErrInvalidArgument;
+using abi::kErrOutOfMemory;
+using abi::kErrRuntime;
+using abi::kErrWeights;
+using abi::kInput;
+using abi::kOk;
+using abi::kOutput;
+using abi::kWeights;
+using abi::PortDesc;
+using abi::SlotDesc;
+using abi::StorageKind;
 
 struct StepDesc {
   const char* op;
@@ -43,16 +47,6 @@ struct StepDesc {
   int32_t io;         // first entry in stepIo: nin operand slots (-1: absent), then nout results
   int32_t nin;
   int32_t nout;
-};
-
-struct PortDesc {
-  const char* name;
-  int32_t slot;
-};
-
-struct CopyDesc {
-  int32_t output;  // graph output index
-  int32_t slot;    // the slot whose bytes it receives
 };
 
 // Steps [first, first + count) are the members of one joint group, mutually independent, and the
