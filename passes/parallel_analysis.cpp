@@ -109,7 +109,8 @@ std::vector<SiblingGroup> findSiblingGroups(const Graph& g, const Reachability& 
   std::vector<SiblingGroup> groups;
   std::set<const Node*> taken;
   auto pos = [&](const Node* n) { return reach.index(n); };
-  auto addGroup = [&](SiblingGroup::Kind kind, const Value* fork, int step, std::vector<Node*> c) {
+  auto addGroup = [&](SiblingGroup::Kind kind, const Value* fork, const std::string& root, int step,
+                      std::vector<Node*> c) {
     std::vector<Node*> filtered;
     for (Node* n : c)
       if (!taken.count(n) && isGroupableOp(*n)) filtered.push_back(n);
@@ -118,7 +119,33 @@ std::vector<SiblingGroup> findSiblingGroups(const Graph& g, const Reachability& 
     filtered = independentSubset(filtered, reach);
     if (filtered.size() < 2) return;
     for (Node* n : filtered) taken.insert(n);
-    groups.push_back({kind, fork, step, std::move(filtered)});
+    groups.push_back({kind, fork, step, std::move(filtered), root});
+  };
+  // The branches starting at `heads` (consumers of one root), step by step.
+  auto addBranches = [&](const Value* fork, const std::string& root, std::vector<Node*> heads,
+                         bool sameInput) {
+    std::sort(heads.begin(), heads.end(), [&](Node* a, Node* b) { return pos(a) < pos(b); });
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+    if (heads.size() < 2) return;
+    std::vector<std::vector<Node*>> branches;
+    size_t longest = 0;
+    // Steps count kernels: views (no step runs) are not a step of their branch, so a branch that
+    // starts with a channel slice of a wide-merged result lines up with its siblings' first ops.
+    for (Node* h : heads) {
+      std::vector<Node*> chain;
+      for (Node* n : branchFrom(h))
+        if (!isViewNode(*n)) chain.push_back(n);
+      branches.push_back(chain);
+      longest = std::max(longest, branches.back().size());
+    }
+    addGroup(sameInput ? SiblingGroup::Kind::kSameInput : SiblingGroup::Kind::kBranchStep, fork, root,
+             0, heads);
+    for (size_t s = 0; s < longest; ++s) {
+      std::vector<Node*> step;
+      for (auto& b : branches)
+        if (s < b.size()) step.push_back(b[s]);
+      addGroup(SiblingGroup::Kind::kBranchStep, fork, root, static_cast<int>(s), step);
+    }
   };
   // Forks in value creation order (deterministic): inputs, constants are not forks of work.
   std::vector<const Value*> forks;
@@ -134,27 +161,37 @@ std::vector<SiblingGroup> findSiblingGroups(const Graph& g, const Reachability& 
   });
   for (const Value* f : forks) {
     std::vector<Node*> heads;
-    for (const Use& u : f->uses())
-      if (std::find(heads.begin(), heads.end(), u.node) == heads.end()) heads.push_back(u.node);
-    std::sort(heads.begin(), heads.end(), [&](Node* a, Node* b) { return pos(a) < pos(b); });
-    std::vector<std::vector<Node*>> branches;
-    size_t longest = 0;
-    // Steps count kernels: views (no step runs) are not a step of their branch, so a branch that
-    // starts with a channel slice of a wide-merged result lines up with its siblings' first ops.
-    for (Node* h : heads) {
-      std::vector<Node*> chain;
-      for (Node* n : branchFrom(h))
-        if (!isViewNode(*n)) chain.push_back(n);
-      branches.push_back(chain);
-      longest = std::max(longest, branches.back().size());
+    for (const Use& u : f->uses()) heads.push_back(u.node);
+    addBranches(f, "fork %" + f->name(), heads, /*sameInput=*/true);
+  }
+  // Multi-output nodes (Split, TopK, a recurrent op's outputs): the consumers of its outputs.
+  // The outputs are computed together, so the branches on them are as independent as a fork's.
+  for (const Node* n : g.nodes()) {
+    if (n->numOutputs() < 2) continue;
+    std::vector<Node*> heads;
+    const Value* first = nullptr;
+    int used = 0;
+    for (const Value* o : n->outputs()) {
+      if (!o || o->uses().empty()) continue;
+      if (!first) first = o;
+      ++used;
+      for (const Use& u : o->uses()) heads.push_back(u.node);
     }
-    addGroup(SiblingGroup::Kind::kSameInput, f, 0, heads);
-    for (size_t s = 0; s < longest; ++s) {
-      std::vector<Node*> step;
-      for (auto& b : branches)
-        if (s < b.size()) step.push_back(b[s]);
-      addGroup(SiblingGroup::Kind::kBranchStep, f, static_cast<int>(s), step);
+    if (used >= 2) addBranches(first, fmt::format("outputs of %{} ({})", n->name(), n->kind()), heads, false);
+  }
+  // The graph's inputs: branches that start on different inputs (recommendation towers, heads on
+  // several feature maps) share no producer at all.
+  {
+    std::vector<Node*> heads;
+    const Value* first = nullptr;
+    int used = 0;
+    for (const Value* in : g.inputs()) {
+      if (in->uses().empty()) continue;
+      if (!first) first = in;
+      ++used;
+      for (const Use& u : in->uses()) heads.push_back(u.node);
     }
+    if (used >= 2) addBranches(first, "graph inputs", heads, false);
   }
   std::sort(groups.begin(), groups.end(), [&](const SiblingGroup& a, const SiblingGroup& b) {
     return pos(a.members[0]) < pos(b.members[0]);
@@ -166,7 +203,7 @@ std::string describeGroups(const std::vector<SiblingGroup>& groups) {
   std::string s;
   for (size_t i = 0; i < groups.size(); ++i) {
     const SiblingGroup& gr = groups[i];
-    s += fmt::format("group {}: fork %{} step {} ({}):", i, gr.fork->name(), gr.step,
+    s += fmt::format("group {}: {} step {} ({}):", i, gr.root, gr.step,
                      gr.kind == SiblingGroup::Kind::kSameInput ? "same input" : "branch step");
     for (size_t k = 0; k < gr.members.size(); ++k)
       s += fmt::format("{} {} ({})", k ? "," : "", gr.members[k]->name(), gr.members[k]->kind());

@@ -80,7 +80,7 @@ class CoOptimizer {
         }
         members.push_back(n);
       }
-      std::string where = fmt::format("fork %{} step {}", sg.fork->name(), sg.step);
+      std::string where = fmt::format("{} step {}", sg.root, sg.step);
       if (members.size() < 2) {
         log(where + ": fewer than two undecided members, skipped");
         continue;

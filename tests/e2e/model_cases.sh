@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
-# e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic). One helper does what each needs:
+# e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots). One helper does what each needs:
 # generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
 # interpreter) into a scratch folder, check it on the targets named, assert on what the compiler
 # printed or emitted, and remove the folder however the case ends.
@@ -28,14 +28,15 @@ run() {
   shift 2
   if "$@" >"$dir/out" 2>&1; then echo "ok: $what"; else cat "$dir/out"; fail "$what"; fi
 }
-# check_on TARGET...: magnetoc check of the model on each target (cpu, cpu2 = 2 threads, cuda and
-# hip on the CPU emulation) against the generator's expected outputs.
+# check_on TARGET...: magnetoc check of the model on each target (cpu, cpu2 = 2 threads, cpu-serial
+# = --no-parallel-opt, cuda and hip on the CPU emulation) against the generator's expected outputs.
 check_on() {
   local t args
   for t in "$@"; do
     case $t in
       cpu) args=() ;;
       cpu2) args=(--threads 2) ;;
+      cpu-serial) args=(--no-parallel-opt) ;;
       cuda | hip) args=(--target "$t" --emulate) ;;
       *) fail "unknown target $t" ;;
     esac
@@ -78,6 +79,13 @@ case "$case_name" in
     n=$(grep -o '^// launch [0-9]*: step [0-9]* sum13 (Sum)' "$dir/pkg/vs.cu" | sort -u | wc -l)
     [ "$n" -eq 3 ] || fail "the 13-operand Sum takes $n launches, expected 3"
     echo "ok: the 13-operand Sum takes 3 launches"
+    ;;
+  parallel_roots)  # towers on Split outputs, two-input towers, heads on three feature-map inputs
+    model parallel_roots_model.py
+    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q
+    expect_in "$dir/out" '^parallel groups: 4 \(4 joint\)' "cuda: 4 joint groups (Split towers x2, input roots x2)"
+    expect_in "$dir/out" 'kernel launches +23 -> 9 ' "cuda: 23 launches become 9"
+    check_on cpu cpu2 cpu-serial cuda hip
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -13,8 +13,12 @@
 // same-shape layers: MatMul [1,c,s,s] x [s,s] with an optional Relu, Gemm on the [c*s, s] view
 // with bias and transB, or Conv c -> c (1x1 or 3x3, optional bias; batch-merge-conv's case, the
 // towers then sometimes starting from their own 1x1 conv of the shared input, ResNeXt's paths),
-// joined by a Sum. Seeds are fixed: a failure names the seed
-// and prints the graph.
+// joined by a Sum. One block in five (with 2+ channels) splits its input along the channels
+// with a Split and runs a branch on each part, joined by a Concat (towers on Split outputs, which
+// torch.split/chunk exports). One graph in two has 1-2 more inputs, of their own channel counts:
+// each runs a branch of 1-3 ops and joins the main path in a final Concat (two-tower
+// recommenders, detector heads on several feature maps). Branch depths are uneven throughout.
+// Seeds are fixed: a failure names the seed and prints the graph.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,6 +28,7 @@
 #include "magneto/interp/interpreter.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
+#include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/pass.h"
 
 using namespace magneto;
@@ -40,8 +45,28 @@ class RandomGraphBuilder {
     int size = pick(4, 9);
     text_ += fmt::format("  input %x : f32[1,{},{},{}]\n", channels, size, size);
     std::string cur = "%x";
+    // Extra inputs (declared now, used after the blocks): branches that share no producer.
+    std::vector<std::pair<std::string, int>> extra;
+    int extras = pick(0, 1) ? pick(1, 2) : 0;
+    for (int i = 1; i <= extras; ++i) {
+      int c = pick(2, 6);
+      extra.push_back({fmt::format("%x{}", i), c});
+      text_ += fmt::format("  input %x{} : f32[1,{},{},{}]\n", i, c, size, size);
+    }
     int blocks = pick(1, 3);
     for (int b = 0; b < blocks; ++b) cur = block(cur, channels, size);
+    if (!extra.empty()) {
+      std::string args = cur;
+      for (auto& [name, c] : extra) {
+        std::string e = name;
+        int len = pick(1, 3);
+        for (int i = 0; i < len; ++i) e = op(e, c, size);
+        args += ", " + e;
+      }
+      std::string out = fresh("j");
+      body_ += fmt::format("  {} = Concat({}) {{axis = 1}}\n", out, args);
+      cur = out;
+    }
     body_ += "  output " + cur + "\n}\n";
     return text_ + consts_ + body_;
   }
@@ -172,7 +197,37 @@ class RandomGraphBuilder {
     return out;
   }
 
+  // Split `in` along the channels into 2-4 parts, a branch of 1-3 ops on each, Concat.
+  std::string splitBlock(const std::string& in, int& channels, int size) {
+    int parts = std::min(channels, pick(2, 4));
+    std::vector<int> sizes(parts, 1);
+    for (int left = channels - parts; left > 0; --left) ++sizes[pick(0, parts - 1)];
+    std::string sizesConst = fresh("sizes"), results, sizesText;
+    std::vector<std::string> heads;
+    for (int i = 0; i < parts; ++i) {
+      heads.push_back(fresh("p"));
+      results += (i ? ", " : "") + heads.back();
+      sizesText += (i ? ", " : "") + std::to_string(sizes[i]);
+    }
+    consts_ += fmt::format("  const {} : i64[{}] = dense<[{}]>\n", sizesConst, parts, sizesText);
+    body_ += fmt::format("  {} = Split({}, {}) {{axis = 1}}\n", results, in, sizesConst);
+    std::string args;
+    channels = 0;
+    for (int i = 0; i < parts; ++i) {
+      std::string cur = heads[i];
+      int c = sizes[i];
+      int len = pick(1, 3);
+      for (int k = 0; k < len; ++k) cur = op(cur, c, size);
+      args += (i ? ", " : "") + cur;
+      channels += c;
+    }
+    std::string out = fresh("j");
+    body_ += fmt::format("  {} = Concat({}) {{axis = 1}}\n", out, args);
+    return out;
+  }
+
   std::string block(const std::string& in, int& channels, int size) {
+    if (channels >= 2 && pick(0, 4) == 0) return splitBlock(in, channels, size);
     if (pick(0, 3) == 0) return towers(in, channels, size);
     int branches = pick(2, 5);
     bool sum = pick(0, 2) == 0;
@@ -233,7 +288,7 @@ double maxScaledError(const Tensor& a, const Tensor& b) {
 
 TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   constexpr int kGraphs = 1000;
-  int grouped = 0, batched = 0, convBatched = 0;
+  int grouped = 0, batched = 0, convBatched = 0, splitRooted = 0, inputRooted = 0;
   for (int seed = 1; seed <= kGraphs; ++seed) {
     std::string text = RandomGraphBuilder(static_cast<uint64_t>(seed)).build();
     auto parsed = parseGraph(text, "random");
@@ -246,6 +301,10 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
     ASSERT_TRUE(before.ok()) << "seed " << seed << ": " << before.status().message();
     std::vector<std::string> outNames;
     for (Value* o : g->outputs()) outNames.push_back(o->name());
+    for (const SiblingGroup& sg : findSiblingGroups(*g)) {
+      splitRooted += sg.root.rfind("outputs of", 0) == 0;
+      inputRooted += sg.root == "graph inputs";
+    }
 
     PassContext ctx;
     ctx.verifyEach = true;
@@ -273,6 +332,9 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
   EXPECT_GT(grouped, kGraphs / 2) << "too few graphs had a parallel group";
   EXPECT_GT(batched, 0) << "no graph had a batch-merge group";
   EXPECT_GT(convBatched, 0) << "no graph had a batch-merge-conv group";
-  std::printf("%d graphs: %d parallel groups, %d batch groups (%d of convolutions)\n", kGraphs, grouped,
-              batched, convBatched);
+  EXPECT_GT(splitRooted, kGraphs / 20) << "too few sibling groups on the outputs of a Split";
+  EXPECT_GT(inputRooted, kGraphs / 20) << "too few sibling groups on different graph inputs";
+  std::printf("%d graphs: %d parallel groups, %d batch groups (%d of convolutions); sibling groups "
+              "rooted at a Split's outputs: %d, at the graph inputs: %d\n",
+              kGraphs, grouped, batched, convBatched, splitRooted, inputRooted);
 }

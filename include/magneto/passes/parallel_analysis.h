@@ -1,8 +1,13 @@
 // ParallelAnalysis: finds sibling groups — sets of ops none of which depends on another, that
-// could run at the same time. Two sources of groups (DESIGN.md, "Parallel structures"):
+// could run at the same time. Groups start at a root and follow its branches:
 //
-//   fork   : ops that read the same tensor (Inception heads, Q/K/V projections, MoE experts,
-//            detector heads): step 0 of the branches leaving a fork;
+//   roots  : a tensor with several consumers (a fork: Inception heads, Q/K/V projections, MoE
+//            experts, detector heads on one feature map); the outputs of one multi-output node
+//            (towers on the parts of a Split, as torch.split/chunk export them); the graph's
+//            inputs (a two-tower recommender's user and item towers, a detector's heads each on
+//            its own feature-map input). Tensor forks are tried first, then multi-output nodes,
+//            then the graph inputs, each op joining at most one group;
+//   fork   : ops that read the root (step 0 of the branches leaving it);
 //   step k : the k-th op of each branch between a fork and its join (Inception's 3x3 beside the
 //            5x5 path, NASNet cells, towers of a recommender), where a branch is the chain of
 //            single-user ops that starts at one of the fork's consumers. Steps count kernels:
@@ -26,9 +31,12 @@ namespace magneto {
 struct SiblingGroup {
   enum class Kind { kSameInput, kBranchStep };
   Kind kind;
-  const Value* fork;          // the tensor whose consumers start the branches
+  const Value* fork;          // the tensor whose consumers start the branches (for the other
+                              // roots: one of the root's tensors)
   int step;                   // 0 for kSameInput
   std::vector<Node*> members; // in schedule order, at least two
+  // The root, as printed: "fork %x", "outputs of %split (Split)", "graph inputs".
+  std::string root;
 };
 
 // Ops worth grouping: the ones that launch real work (convolutions, GEMMs, pools, reductions,
