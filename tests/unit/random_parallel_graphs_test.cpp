@@ -25,6 +25,8 @@
 #include <cstdio>
 #include <random>
 
+#include "magneto/analysis/memory_plan.h"
+#include "magneto/codegen/gpu_emitter.h"
 #include "magneto/interp/interpreter.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
@@ -338,3 +340,55 @@ TEST(RandomParallelGraphs, PassesPreserveNumerics) {
               "rooted at a Split's outputs: %d, at the graph inputs: %d\n",
               kGraphs, grouped, batched, convBatched, splitRooted, inputRooted);
 }
+
+// Every pass respects the target (issue #16): after the cuda and hip default pipelines (their
+// device profiles, parallel optimizations on), every random graph must be one the GPU lowering
+// accepts (operand counts, ranks, dtypes), and the whole GPU program must be emitted; its
+// numerics through the interpreter must still match the input graph's.
+TEST(RandomParallelGraphs, GpuTargetsAcceptWhatThePassesProduce) {
+  constexpr int kGraphs = 1000;
+  int joint = 0;
+  for (const char* target : {"cuda", "hip"}) {
+    const char* device = std::string(target) == "cuda" ? "h200" : "mi300x";
+    auto profile = loadDeviceProfile(device);
+    ASSERT_TRUE(profile.ok()) << profile.status().message();
+    for (int seed = 1; seed <= kGraphs; ++seed) {
+      std::string text = RandomGraphBuilder(static_cast<uint64_t>(seed)).build();
+      auto parsed = parseGraph(text, "random");
+      ASSERT_TRUE(parsed.ok()) << "seed " << seed << ": " << parsed.status().message();
+      std::unique_ptr<Graph> g = std::move(parsed).value();
+      std::map<std::string, Tensor> inputs;
+      for (Value* in : g->inputs()) inputs[in->name()] = randomTensor(in->type(), 7);
+      auto before = interpret(*g, inputs);
+      ASSERT_TRUE(before.ok()) << "seed " << seed;
+      std::vector<std::string> outNames;
+      for (Value* o : g->outputs()) outNames.push_back(o->name());
+      PassContext ctx;
+      ctx.target = target;
+      ctx.device = device;
+      ctx.verifyEach = true;
+      auto pipeline = parsePipeline(defaultPipeline(target, /*parallelOpt=*/true));
+      ASSERT_TRUE(pipeline.ok());
+      Status s = runPipeline(*g, pipeline.value(), ctx);
+      ASSERT_TRUE(s.ok()) << target << " seed " << seed << ": " << s.message() << "\n" << text;
+      for (const auto& [id, pg] : g->groups()) joint += pg.strategy == "joint";
+      auto plan = planMemory(*g);
+      ASSERT_TRUE(plan.ok()) << target << " seed " << seed << ": " << plan.status().message();
+      Status supported = checkGpuSupport(plan.value());
+      ASSERT_TRUE(supported.ok()) << target << " seed " << seed << ": " << supported.message() << "\n"
+                                  << printGraph(*g);
+      TemplateVars vars;
+      auto emitted = emitGpuProgram(*g, plan.value(), profile.value(), vars);
+      ASSERT_TRUE(emitted.ok()) << target << " seed " << seed << ": " << emitted.status().message()
+                                << "\n" << printGraph(*g);
+      auto after = interpret(*g, inputs);
+      ASSERT_TRUE(after.ok()) << target << " seed " << seed;
+      for (size_t k = 0; k < outNames.size(); ++k)
+        ASSERT_LT(maxScaledError(after.value().at(g->outputs()[k]->name()), before.value().at(outNames[k])),
+                  1.0)
+            << target << " seed " << seed << " output " << k;
+    }
+  }
+  EXPECT_GT(joint, kGraphs / 2) << "too few joint groups on the GPU profiles";
+}
+
