@@ -10,9 +10,10 @@
 //                                                                  %b = MgChannelSlice(%y) {begin = M, end = 2M}
 //   (%W = concat of w_i along dim 0 [nM, C/g, kh, kw], %B = concat of b_i. When the inputs already
 //   are, in some order, channel slices that tile one tensor — the outputs of a wide-merged conv
-//   (ResNeXt's first 1x1 of every path) or of an earlier batch merge (the next layer of the same
-//   towers) — that tensor is the grouped conv's input and there is no Concat; the members are
-//   ordered by their slice.)
+//   (ResNeXt's first 1x1 of every path), of an earlier batch merge (the next layer of the same
+//   towers), or the parts of a Split along the channels (towers on torch.split/chunk's parts) —
+//   that tensor is the grouped conv's input and there is no Concat; the members are ordered by
+//   their slice.)
 //
 // Why it is legal: a Conv with group G splits its input channels into G equal runs and its output
 // channels (and weight rows) into G equal runs, run j of the output reading only run j of the
@@ -42,6 +43,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -154,10 +156,26 @@ class ConvBatchMerger {
     std::vector<bool> seen(set.size(), false);
     for (ConvMember& m : set) {
       Node* s = m.x->producer();
-      if (!s || s->kind() != "MgChannelSlice") return nullptr;
+      if (!s) return nullptr;
+      int64_t begin = -1, end = -1;
+      if (s->kind() == "MgChannelSlice") {
+        begin = s->attrs().getInt("begin", -1);
+        end = s->attrs().getInt("end", -1);
+      } else if (s->kind() == "Split" && s->input(0)->rank() == 4 &&
+                 (s->attrs().getInt("axis", 0) + 4) % 4 == 1) {
+        // Towers on the parts of a Split along the channels (torch.split/chunk): part k starts
+        // where the parts before it end.
+        begin = 0;
+        for (const Value* o : s->outputs()) {
+          if (o == m.x) break;
+          begin += o->dims()[1];
+        }
+        end = begin + m.x->dims()[1];
+      } else {
+        return nullptr;
+      }
       if (src && s->input(0) != src) return nullptr;
       src = s->input(0);
-      int64_t begin = s->attrs().getInt("begin", -1), end = s->attrs().getInt("end", -1);
       if (begin < 0 || end - begin != c || begin % c != 0) return nullptr;
       size_t at = static_cast<size_t>(begin / c);
       if (at >= seen.size() || seen[at]) return nullptr;
@@ -167,6 +185,21 @@ class ConvBatchMerger {
     Dims want = set[0].x->dims();
     want[1] = c * static_cast<int64_t>(set.size());
     return src && src->dims() == want ? src : nullptr;
+  }
+
+  // The Split whose parts are the members' inputs when nothing but the members reads them (it
+  // dies once the members read its input directly); or null.
+  static const Node* splitOnlyFeeding(const std::vector<ConvMember>& set) {
+    const Node* split = set[0].x->producer();
+    if (!split || split->kind() != "Split") return nullptr;
+    std::set<const Node*> members;
+    for (const ConvMember& m : set) members.insert(m.node);
+    for (const Value* o : split->outputs()) {
+      if (o->isGraphOutput()) return nullptr;
+      for (const Use& u : o->uses())
+        if (!members.count(u.node)) return nullptr;
+    }
+    return split;
   }
 
   // The Sum that reads every member's result exactly once, when nothing else reads them; or null.
@@ -230,7 +263,16 @@ class ConvBatchMerger {
     const double after = merge::kernelsUs(kernels, p_, "Conv", convUs);
     std::vector<const Node*> ms;
     for (const ConvMember& m : set) ms.push_back(m.node);
-    const merge::SiblingBaseline base0 = merge::siblingBaseline(ms, p_);
+    merge::SiblingBaseline base0 = merge::siblingBaseline(ms, p_);
+    // Stacked by a Split that only the members read: the merge leaves it dead, so the members'
+    // baselines pay for it and the grouped conv does not.
+    if (const Node* split = splitOnlyFeeding(set)) {
+      KernelEstimate e = bestKernel(*split, p_);
+      if (e.valid && std::isfinite(e.latencyUs)) {
+        base0.sequentialUs += e.latencyUs;
+        base0.jointUs += e.latencyUs;
+      }
+    }
     const std::string numbers =
         fmt::format("batch {:.2f} us ({} kernel{}{}) vs {}", after, kernels.size(),
                     kernels.size() == 1 ? "" : "s", stacked ? ", inputs already stacked" : "", base0.str());
