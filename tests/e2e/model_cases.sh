@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
-# e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots). One helper does what each needs:
+# e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
+# e2e.parallel_forms). One helper does what each needs:
 # generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
 # interpreter) into a scratch folder, check it on the targets named, assert on what the compiler
 # printed or emitted, and remove the folder however the case ends.
@@ -86,6 +87,14 @@ case "$case_name" in
     expect_in "$dir/out" '^parallel groups: 4 \(4 joint\)' "cuda: 4 joint groups (Split towers x2, input roots x2)"
     expect_in "$dir/out" 'kernel launches +23 -> 9 ' "cuda: 23 launches become 9"
     check_on cpu cpu2 cpu-serial cuda hip
+    ;;
+  parallel_forms)  # MoE of 8 experts (16-operand weighted sum), grouped-query attention (narrow K/V)
+    model parallel_forms_model.py
+    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q
+    expect_in "$dir/out" '^parallel groups: 3 \(3 joint\)' "cuda: 3 joint groups"
+    expect_in "$dir/out" 'joint +12 -> 1 .*/experts.7/experts.7.0/Gemm, /q/Gemm, /k/Gemm, /v/Gemm' \
+      "cuda: the gate, 8 experts and the Q/K/V projections (K, V narrower) in one joint kernel"
+    check_on cpu cpu-serial cuda hip
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac
