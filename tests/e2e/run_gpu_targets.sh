@@ -250,7 +250,7 @@ nvcc=/usr/local/cuda/bin/nvcc
 # ptxas on the same source; every model still goes through nvcc, and both architectures through
 # half the zoo (and through every block program in kernels.nvcc). This halves the stage's nvcc time.
 build_one() {
-  local t="$1" m="$2" arch="$3" pkg="$work/pkg-$1-$2"
+  local t="$1" m="$2" arch="${3:-}" pkg="$work/pkg-$1-$2"
   local t0=$SECONDS
   local arch_args=()
   [ -n "$arch" ] && arch_args=(-D"${m}_ARCH=$arch")
