@@ -1,4 +1,4 @@
-// batch-merge: strategy 2 of DESIGN.md "Parallel structures" — sibling GEMMs of the same shape on
+// batch-merge: strategy 2 of docs/DESIGN.md (parallel structures) — same-shape sibling GEMMs on
 // DIFFERENT inputs (the towers of a recommender, experts fed by their own router slice) become ONE
 // batched MatMul over stacked inputs and stacked (compile-time) weights; each member's result is a
 // zero-copy slice of the batched result.

@@ -1,4 +1,4 @@
-// batch-merge-conv: strategy 2 of DESIGN.md "Parallel structures", the convolution half —
+// batch-merge-conv: strategy 2 of docs/DESIGN.md "Parallel structures", the convolution half —
 // sibling convolutions of the same shape on DIFFERENT inputs (ResNeXt's paths written out as
 // branches, towers of a multi-head model) become ONE grouped convolution over the channel-
 // concatenation of their inputs; each member's result is a zero-copy channel slice.

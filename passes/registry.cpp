@@ -34,7 +34,7 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-affine,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
-  // Parallel structures (DESIGN.md): decide per sibling group on the cost model of the
+  // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the
   // PassContext's device; --no-parallel-opt leaves them out.
   if (parallelOpt) p += ",place-concat-slices,parallel-co-optimize";
   return p;

@@ -1,4 +1,4 @@
-// wide-merge: strategy 1 of DESIGN.md "Parallel structures" — convolutions that read the same
+// wide-merge: strategy 1 of docs/DESIGN.md (parallel structures) — convolutions reading the same
 // tensor become ONE wider convolution; each original result becomes a zero-copy channel slice.
 //
 //   %a = Conv(%x, %wa1x1) {mg_act = "Relu"}          %m = Conv(%x, %w3x3) {mg_act = "Relu",

@@ -4,7 +4,7 @@
 // Every CUDA thread of a block runs as a fiber on one OS thread, so that __syncthreads can park
 // a thread and run its siblings. The switch is our own x86-64 routine (it saves the six
 // callee-saved registers and the stack pointer, nothing else, and makes no system call):
-// DESIGN.md measured ucontext at 4x slower than Boost.Context because swapcontext saves and
+// docs/DESIGN.md measured ucontext at 4x slower than Boost.Context because swapcontext saves and
 // restores the signal mask with a system call on every switch. Other architectures fall back to
 // ucontext. The FPU control words (MXCSR, x87) are not switched: all fibers of a block share the
 // OS thread's floating-point environment, as kernels cannot change it anyway.

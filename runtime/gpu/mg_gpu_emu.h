@@ -4,7 +4,7 @@
 // Kernel sources in plain CUDA syntax compile with a host C++17 compiler against it and run on
 // the CPU with the GPU's execution model: a grid's blocks spread over a pool of OS threads, the
 // threads of a block as fibers so that __syncthreads works, per-block __shared__ memory, real
-// atomics, warp intrinsics in lockstep. DESIGN.md ("Testing without a GPU") says why: every
+// atomics, warp intrinsics in lockstep. docs/DESIGN.md ("Testing without a GPU") says why: every
 // generated kernel's index arithmetic is checked on machines without a GPU.
 // docs/GPU_EMULATION.md describes the model, its limits and its settings.
 //

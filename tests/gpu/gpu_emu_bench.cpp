@@ -1,4 +1,4 @@
-// Micro-benchmark of the CPU emulation of GPU kernels: the 256^3 tiled matmul of DESIGN.md
+// Micro-benchmark of the CPU emulation of GPU kernels: the 256^3 tiled matmul of docs/DESIGN.md
 // ("Testing without a GPU": 16x16 blocks, two barriers per tile, 28 MFLOP/s on ucontext fibers,
 // 119 MFLOP/s on Boost.Context), in MFLOP/s, on one OS thread and on all of them. Also the same
 // product without barriers through mgLaunchNoSync (plain loops, no fibers) for comparison.

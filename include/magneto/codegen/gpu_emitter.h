@@ -7,7 +7,7 @@
 //   - the members of a parallel group with strategy "joint" (pass parallel-co-optimize; they are
 //     contiguous in the schedule): ONE __global__ kernel whose block ranges run each member's
 //     program, with every member's tile chosen together by the cost model (coTune) for the
-//     target's device profile. This is the joint kernel of DESIGN.md.
+//     target's device profile. This is the joint kernel of docs/DESIGN.md.
 // Each launch has an argument struct (the params of its items and the block-range ends) that
 // lives in device memory, filled once when a handle is created; the forward pass is a fixed
 // sequence of launches, so it can be captured in a CUDA/HIP graph.

@@ -1,5 +1,5 @@
-// `magnetoc report MODEL.onnx`: what the parallel passes found and decided (DESIGN.md, "Parallel
-// structures: the heart"; docs/PARALLEL.md). Imports the model, runs the target's pipeline with the
+// `magnetoc report MODEL.onnx`: what the parallel passes found and decided (docs/DESIGN.md,
+// "Parallel structures"; docs/PARALLEL.md). Imports the model, runs the target's pipeline with the
 // cost model of a device profile, and shows each ParallelGroup (members, strategy and why, kernel
 // launches and modeled latency before -> after), the whole model's totals, and optionally JSON,
 // Graphviz DOT and SVG.

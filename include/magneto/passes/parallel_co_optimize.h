@@ -1,5 +1,5 @@
 // ParallelCoOptimize: decides, per sibling group that ParallelAnalysis finds, how the group runs on
-// the device of the PassContext (DESIGN.md, "Parallel structures: the heart"; docs/PARALLEL.md).
+// the device of the PassContext (docs/DESIGN.md; docs/PARALLEL.md).
 //
 // Motivation: an Inception block launches four to six small convolutions that read the same
 // tensor; each is too small to fill the device, so launch overhead and half-empty waves dominate.

@@ -1,4 +1,4 @@
-// The cost model behind ParallelCoOptimize (DESIGN.md, "Parallel structures: the heart"): how long
+// The cost model behind ParallelCoOptimize (docs/DESIGN.md, parallel structures): how long
 // one op takes as a kernel, how long a set of sibling ops takes as ONE joint kernel, and which tile
 // configuration of each member makes the joint kernel fastest (co-tuning).
 //

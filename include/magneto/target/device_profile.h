@@ -57,7 +57,7 @@ struct DeviceProfile {
 };
 
 // The same device with every launch costing graph_launch_overhead_us: the model of a forward pass
-// captured in a CUDA/HIP graph (DESIGN.md, concurrent streams). Pass it to any cost-model call.
+// captured in a CUDA/HIP graph (docs/DESIGN.md, streams). Pass it to any cost-model call.
 DeviceProfile capturedInGraph(const DeviceProfile& p);
 
 // Parses profile text; `fileName` names errors ("h200.profile:12: unknown key 'smcount'").

@@ -8,7 +8,7 @@
 //     int xxxSmemBytes<Config...>();                             // dynamic shared memory it needs
 // i.e. "run tile number `block` of this op", not a __global__ function. The generated NAME.cu wraps
 // one block program in a __global__ kernel per step, or several in ONE joint kernel whose blocks
-// [b0, b1) run member 0's program, [b1, b2) member 1's, and so on (DESIGN.md, joint kernels). So:
+// [b0, b1) run member 0's program, [b1, b2) member 1's, and so on (docs/DESIGN.md). So:
 //   - A block program must work for ANY blockDim.x >= its own thread count kThreads (the joint
 //     kernel's block has the max over its members): threads with threadIdx.x >= kThreads take no
 //     tile work but MUST still reach every __syncthreads the program executes (a barrier counts
