@@ -79,7 +79,8 @@ class BlockRunner {
  public:
   // Runs every thread of one block (blockIdx, blockDim, gridDim already set) to completion.
   // Returns false with a message in *error when the block cannot finish.
-  bool run(const KernelCall& call, dim3 block, std::string* error) {
+  // salt: the block's linear index (it seeds a random thread order).
+  bool run(const KernelCall& call, dim3 block, std::string* error, uint64_t salt = 0) {
     const unsigned n = block.x * block.y * block.z;
     if (fibers_.size() < n) fibers_.resize(n);
     call_ = &call;
@@ -111,10 +112,16 @@ class BlockRunner {
       f.warp = i >> 5;
       f.wait = Wait::kRunning;
       f.warpReleased = false;
-      f.next = &fibers_[i + 1 == n ? 0 : i + 1];
-      f.prev = &fibers_[i == 0 ? n - 1 : i - 1];
     }
-    Fiber* first = &fibers_[0];
+    // The ring in the configured order (Config::order): who runs first, and who runs next when a
+    // thread parks at a barrier.
+    orderPermutation(config(), n, salt, order_);
+    for (unsigned k = 0; k < n; ++k) {
+      Fiber& f = fibers_[order_[k]];
+      f.next = &fibers_[order_[k + 1 == n ? 0 : k + 1]];
+      f.prev = &fibers_[order_[k == 0 ? n - 1 : k - 1]];
+    }
+    Fiber* first = &fibers_[order_[0]];
     tlsFiber = first;
     threadIdx = first->tid;
     contextSwitch(main_, first->ctx);
@@ -127,6 +134,13 @@ class BlockRunner {
   // __syncthreads and its _count/_and/_or forms. Returns the number of threads that took part
   // in this barrier (high 32 bits) and how many of them passed pred != 0 (low 32 bits).
   uint64_t barrier(Fiber* me, int pred) {
+    // Under MG_EMU_STRICT_SYNC a thread that exited before this barrier is divergence too, in
+    // whatever order the threads run (exitFiber catches the other order: exits after arrivals).
+    if (live_ < size_ && config().strictSync) {
+      fail("thread " + str(me->tid) + " reached __syncthreads after " + std::to_string(size_ - live_) +
+           " thread(s) exited (divergent barrier; MG_EMU_STRICT_SYNC is on)");
+      leave(me);
+    }
     predCount_ += pred != 0;
     const unsigned g = gen_;
     stalls_ = 0;
@@ -297,6 +311,7 @@ class BlockRunner {
   }
 
   std::vector<Fiber> fibers_;
+  std::vector<unsigned> order_;
   WarpSlots warps_[32];
   StackPool stacks_;
   Context main_;
@@ -311,14 +326,24 @@ class BlockRunner {
 
 // Runs a block as a plain loop over its threads (mgLaunchNoSync: the code generator promised
 // no barrier and no warp intrinsic). Returns false when the kernel broke that promise.
-inline bool runBlockPlain(const KernelCall& call, dim3 block, std::string* error) {
+inline bool runBlockPlain(const KernelCall& call, dim3 block, std::string* error, uint64_t salt = 0) {
   tlsPlainMisuse = nullptr;
-  for (unsigned z = 0; z < block.z; ++z)
-    for (unsigned y = 0; y < block.y; ++y)
-      for (unsigned x = 0; x < block.x; ++x) {
-        threadIdx = uint3{x, y, z};
-        call.invoke(call.data);
-      }
+  const unsigned n = block.x * block.y * block.z;
+  if (config().order == Order::kForward) {
+    for (unsigned z = 0; z < block.z; ++z)
+      for (unsigned y = 0; y < block.y; ++y)
+        for (unsigned x = 0; x < block.x; ++x) {
+          threadIdx = uint3{x, y, z};
+          call.invoke(call.data);
+        }
+  } else {  // the configured order (Config::order)
+    static thread_local std::vector<unsigned> order;
+    orderPermutation(config(), n, salt, order);
+    for (unsigned i : order) {
+      threadIdx = uint3{i % block.x, (i / block.x) % block.y, i / (block.x * block.y)};
+      call.invoke(call.data);
+    }
+  }
   if (!tlsPlainMisuse) return true;
   *error = std::string(tlsPlainMisuse) +
            " called in a kernel launched with mgLaunchNoSync (threads run as a plain loop)";

@@ -22,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) && !defined(MG_EMU_USE_UCONTEXT)
@@ -59,13 +61,59 @@ extern "C" void __asan_unpoison_memory_region(void const volatile* addr, size_t 
 
 namespace mg_emu {
 
+// The order in which a block's threads run between barriers (and a grid's blocks are handed
+// out). A GPU promises no order, so a result that changes with it has a missing __syncthreads,
+// a read of shared memory before its writer ran, or a race: MG_EMU_ORDER=reverse or
+// random[:SEED] runs the same package so (magnetoc check --emulate-order).
+enum class Order : uint8_t { kForward, kReverse, kRandom };
+
 // Settings read once from the environment; tests and tools may change them before a launch.
 struct Config {
   int threads = 0;             // MG_EMU_THREADS: OS threads running blocks (0: all cores)
   size_t stackBytes = 64 << 10;  // MG_EMU_STACK_KB: stack of each emulated GPU thread
   bool strictSync = false;     // MG_EMU_STRICT_SYNC=1: a thread that exits while others wait at
                                // __syncthreads is an error (divergent barrier), not ignored
+  Order order = Order::kForward;  // MG_EMU_ORDER=forward|reverse|random[:SEED]
+  uint64_t seed = 1;              // of random: each block shuffles with seed and its index
+  std::string orderError;         // an MG_EMU_ORDER that does not parse; every launch fails with it
 };
+
+// Parses MG_EMU_ORDER's value into c (orderError says what is wrong).
+inline void parseOrder(const char* s, Config& c) {
+  std::string v(s);
+  c.orderError.clear();
+  c.seed = 1;
+  if (v == "forward" || v.empty()) {
+    c.order = Order::kForward;
+  } else if (v == "reverse") {
+    c.order = Order::kReverse;
+  } else if (v.rfind("random", 0) == 0 && (v.size() == 6 || v[6] == ':')) {
+    c.order = Order::kRandom;
+    if (v.size() > 7) {
+      char* end = nullptr;
+      c.seed = std::strtoull(v.c_str() + 7, &end, 10);
+      if (!end || *end != '\0') c.orderError = "MG_EMU_ORDER: bad seed in '" + v + "'";
+    } else if (v.size() == 7) {
+      c.orderError = "MG_EMU_ORDER: no seed after 'random:'";
+    }
+  } else {
+    c.orderError = "MG_EMU_ORDER: unknown order '" + v + "' (forward, reverse or random[:SEED])";
+  }
+}
+
+// Position k of `n` -> the index run k-th under the configured order, salted per block (random).
+inline void orderPermutation(const Config& c, unsigned n, uint64_t salt, std::vector<unsigned>& perm) {
+  perm.resize(n);
+  for (unsigned i = 0; i < n; ++i) perm[i] = c.order == Order::kReverse ? n - 1 - i : i;
+  if (c.order != Order::kRandom) return;
+  uint64_t s = (c.seed + 1) * 0x9e3779b97f4a7c15ull ^ (salt + 1) * 0xbf58476d1ce4e5b9ull;
+  for (unsigned i = n; i > 1; --i) {  // Fisher-Yates with xorshift64*
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+    uint64_t r = s * 0x2545f4914f6cdd1dull;
+    unsigned j = static_cast<unsigned>(r % i);
+    std::swap(perm[i - 1], perm[j]);
+  }
+}
 
 inline Config& config() {
   static Config c = [] {
@@ -76,6 +124,7 @@ inline Config& config() {
       if (kb >= 16) r.stackBytes = size_t(kb) << 10;
     }
     if (const char* s = std::getenv("MG_EMU_STRICT_SYNC")) r.strictSync = s[0] == '1';
+    if (const char* s = std::getenv("MG_EMU_ORDER")) parseOrder(s, r);
     return r;
   }();
   return c;

@@ -1,7 +1,8 @@
 // CPU emulation of GPU kernels, layer 4: running a grid on a pool of OS threads, launch-time
 // checks and the runtime's error state.
 //
-// The blocks of a grid are handed out in linear order (x fastest) through an atomic counter to
+// The blocks of a grid are handed out in linear order (x fastest; MG_EMU_ORDER=reverse or
+// random[:SEED] reverses or shuffles it, and a block's threads with it) through an atomic counter to
 // a pool of OS threads: MG_EMU_THREADS of them (default: every core), the launching thread
 // included. Each OS thread owns a BlockRunner (fibers, pooled stacks) and a dynamic shared
 // memory buffer, and runs one block at a time to completion, so `static thread_local`
@@ -305,9 +306,19 @@ inline WorkerState& workerState() {
 inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3 block,
                      size_t shared, bool plain, std::string* message) {
   const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+  const Config& cfg = config();
+  if (!cfg.orderError.empty()) {
+    *message = cfg.orderError;
+    return kErrorLaunchFailure;
+  }
+  // Blocks are handed out in the configured order too (Config::order).
+  std::vector<unsigned> blockOrder;
+  if (cfg.order != Order::kForward && blocks <= 0xffffffffu)
+    orderPermutation(cfg, static_cast<unsigned>(blocks), ~uint64_t{0}, blockOrder);
   std::mutex errorMutex;
   std::string error;
-  ThreadPool::instance().run(blocks, [&](uint64_t b) {
+  ThreadPool::instance().run(blocks, [&](uint64_t k) {
+    const uint64_t b = blockOrder.empty() ? k : blockOrder[k];
     WorkerState& ws = workerState();
     blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
                      unsigned(b / (uint64_t(grid.x) * grid.y))};
@@ -315,7 +326,7 @@ inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3
     gridDim = grid;
     tlsDynamicShared = ws.dynamicShared(shared);
     std::string why;
-    bool ok = plain ? runBlockPlain(call, block, &why) : ws.runner.run(call, block, &why);
+    bool ok = plain ? runBlockPlain(call, block, &why, b) : ws.runner.run(call, block, &why, b);
     tlsDynamicShared = nullptr;
     if (ok) return true;
     std::lock_guard<std::mutex> g(errorMutex);

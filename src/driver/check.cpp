@@ -106,7 +106,7 @@ std::string fmtErr(double v) { return fmt::format("{:.3g}", v); }
 // Runs one data set through a built runner; prints one line per output. Returns the number of
 // failed outputs (or lines that failed).
 Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const std::string& runner,
-                         const std::string& work, const CheckOptions& o) {
+                         const std::string& work, const CheckOptions& o, const std::string& order) {
   const Graph& g = *built.graph;
   auto inName = [&](size_t i) {
     return built.inputNames.size() == g.inputs().size() ? built.inputNames[i] : g.inputs()[i]->name();
@@ -116,6 +116,8 @@ Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const st
   };
   int failed = 0;
   std::vector<std::string> cmd = {runner, "--quiet", "--threads", std::to_string(o.threads)};
+  // The emulation's thread and block order (runtime/gpu/mg_emu_context.h, MG_EMU_ORDER).
+  if (!order.empty()) cmd.insert(cmd.begin(), {"env", "MG_EMU_ORDER=" + order});
   if (o.compile.weightsFile)
     cmd.insert(cmd.end(), {"--weights", built.outDir + "/" + built.name + "_weights.bin"});
   for (size_t i = 0; i < g.inputs().size(); ++i) {
@@ -242,14 +244,20 @@ Expected<bool> checkModel(const CheckOptions& o) {
     std::string runDir = work + "/run_" + std::to_string(i);
     std::error_code ec;
     fs::create_directories(runDir, ec);
-    rep.progress("running on " + ds.dir);
-    auto failed = runDataSet(ds, b->result, b->runner, runDir, o);
-    if (!failed.ok()) {
-      error = failed.status();
-      break;
+    std::vector<std::string> orders = o.emulate && !o.emulateOrders.empty() ? o.emulateOrders
+                                                                            : std::vector<std::string>{""};
+    for (const std::string& order : orders) {
+      rep.progress("running on " + ds.dir + (order.empty() ? "" : " (emulation order " + order + ")"));
+      if (orders.size() > 1 || !order.empty()) std::printf("emulation order %s:\n", order.c_str());
+      auto failed = runDataSet(ds, b->result, b->runner, runDir, o, order);
+      if (!failed.ok()) {
+        error = failed.status();
+        break;
+      }
+      failedOutputs += failed.value();
+      totalOutputs += static_cast<int>(std::max(ds.outputs.size(), b->result.graph->outputs().size()));
     }
-    failedOutputs += failed.value();
-    totalOutputs += static_cast<int>(std::max(ds.outputs.size(), b->result.graph->outputs().size()));
+    if (!error.ok()) break;
   }
   if (temporary && o.compile.common.verbosity < 2) {
     std::error_code ec;

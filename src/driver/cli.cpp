@@ -93,6 +93,11 @@ const Flag kFlags[] = {
      "build cuda/hip packages for the CPU emulation and run them there (no GPU needed; no effect "
      "for --target cpu)",
      "--emulate"},
+    {"--emulate-order", nullptr, "LIST", kCheck | kRegress,
+     "with --emulate: run the package once per order of a block's threads and a grid's blocks "
+     "(forward, reverse, random[:SEED]; comma-separated), each checked against the data; a GPU "
+     "promises no order, so a result that changes with it has a missing barrier or a race",
+     "--emulate-order forward,reverse,random:7"},
     {"--rtol", nullptr, "R", kCheck | kRegress,
      "relative tolerance (default 1e-3, 2e-2 with --precision fp16; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
@@ -158,6 +163,7 @@ const Command kCommands[] = {
      "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
     {"check", kCheck,
      "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
+     "        [--emulate-order LIST]\n"
      "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR] [--precision fp32|fp16]",
      "Compiles the model, builds it (fast path: the runtime is compiled once into a cache), runs\n"
      "each data set's input_K.pb and compares with output_K.pb, one line per output. Inputs that\n"
@@ -185,7 +191,7 @@ const Command kCommands[] = {
      "runs on the CPU emulation: the mechanism works, the times are not GPU times."},
     {"regress", kRegress,
      "magnetoc regress DIR [--target T] [--emulate] [--junit FILE] [--jobs N] [--no-parallel-opt]\n"
-     "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS]",
+     "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS] [--emulate-order LIST]",
      "Checks every model folder under DIR (model.onnx + test_data_set_*, the layout of ONNX's\n"
      "backend tests and of models/zoo), each as its own 'magnetoc check' so that a crash or a\n"
      "hang fails that model only. One line per model in folder order, then 'N passed, M failed'.\n"
@@ -355,6 +361,22 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);
     else if (n == "--emulate") ck.emulate = bo.emulate = true;
+    else if (n == "--emulate-order") {
+      ck.emulateOrders.clear();
+      size_t start = 0;
+      for (;;) {
+        size_t comma = v.find(',', start);
+        std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        bool seeded = one.rfind("random:", 0) == 0 && one.size() > 7 &&
+                      one.find_first_not_of("0123456789", 7) == std::string::npos;
+        if (one != "forward" && one != "reverse" && one != "random" && !seeded)
+          return usageError(c.name, "--emulate-order: '" + one +
+                                        "' is not an order (forward, reverse, random or random:SEED)");
+        ck.emulateOrders.push_back(one);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
     else if (n == "--device-time") bo.deviceTime = true;
     else if (n == "--profile") bo.profile = true;
     else if (n == "--tuning") co.tuningFile = v;
@@ -421,6 +443,7 @@ int runCommand(const Command& c, int argc, char** argv) {
     rg.target = co.target;
     rg.arch = co.arch;
     rg.emulate = ck.emulate;
+    rg.emulateOrders = ck.emulateOrders;
     rg.parallelOpt = co.parallelOpt;
     rg.verbosity = co.common.verbosity;
     if (threadsGiven) rg.threads = threads;

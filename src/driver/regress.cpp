@@ -234,6 +234,11 @@ Expected<bool> regressModels(const RegressOptions& o) {
                              fmt::format("{}", atol), "--threads", std::to_string(o.threads), "-q"});
     if (!o.arch.empty()) argv.insert(argv.end(), {"--arch", o.arch});
     if (o.emulate) argv.push_back("--emulate");
+    if (o.emulate && !o.emulateOrders.empty()) {
+      std::string list;
+      for (const std::string& ord : o.emulateOrders) list += (list.empty() ? "" : ",") + ord;
+      argv.insert(argv.end(), {"--emulate-order", list});
+    }
     if (!o.parallelOpt) argv.push_back("--no-parallel-opt");
     rep.detail(commandLine(argv));
     auto t0 = std::chrono::steady_clock::now();

@@ -215,11 +215,65 @@ TEST(GpuEmu, EarlyExitBeforeBarrierStrictModeReportsIt) {
   mgError_t e = runEarlyExit(in, n, out);
   mg_emu::config().strictSync = false;
   ASSERT_EQ(e, mgErrorLaunchFailure);
-  EXPECT_NE(lastErrorText(e).find("exited while 40 thread(s) wait at __syncthreads"),
-            std::string::npos)
+  // Forward order: the exits come after 40 arrivals; reverse or random (MG_EMU_ORDER): some or
+  // all come first, and the next arrival reports them.
+  const std::string text = lastErrorText(e);
+  if (mg_emu::config().order == mg_emu::Order::kForward)
+    EXPECT_NE(text.find("exited while 40 thread(s) wait at __syncthreads"), std::string::npos) << text;
+  else
+    EXPECT_NE(text.find("(divergent barrier; MG_EMU_STRICT_SYNC is on)"), std::string::npos) << text;
+  mgGetLastError();
+  mgDeviceSynchronize();
+}
+
+// MG_EMU_ORDER: the order of a block's threads must not matter to a correct kernel. A copy of a
+// real pattern with its barrier removed passes in the default order (the blind spot this
+// setting exists for) and fails under reverse and shuffled orders; a correct kernel with
+// barriers (the tiled matmul, the in-block reverse) passes under all three.
+TEST(GpuEmu, ThreadOrderExposesAMissingBarrier) {
+  const int n = 1000;
+  std::vector<int> in(n), out;
+  for (int i = 0; i < n; ++i) in[i] = i + 1;
+  auto mismatches = [&](const std::vector<int>& o) {
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += o[i] != (i % 128 == 0 ? -1 : in[i - 1]);
+    return bad;
+  };
+  mg_emu::Config saved = mg_emu::config();
+  mg_emu::parseOrder("forward", mg_emu::config());
+  ASSERT_EQ(runShiftNoBarrier(in, 128, out), mgSuccess);
+  EXPECT_EQ(mismatches(out), 0) << "forward order: the missing barrier goes unnoticed";
+  for (const char* order : {"reverse", "random:5"}) {
+    mg_emu::parseOrder(order, mg_emu::config());
+    ASSERT_TRUE(mg_emu::config().orderError.empty()) << mg_emu::config().orderError;
+    ASSERT_EQ(runShiftNoBarrier(in, 128, out), mgSuccess);
+    EXPECT_GT(mismatches(out), n / 4) << order << ": the missing barrier must change the result";
+    // Kernels with their barriers give the same results in every order.
+    std::vector<int> rin(777), rout;
+    for (int i = 0; i < 777; ++i) rin[i] = i * 5;
+    ASSERT_EQ(runReverse(rin, 64, rout), mgSuccess);
+    for (int b = 0; b * 64 < 777; ++b) {
+      int count = std::min(64, 777 - b * 64);
+      for (int t = 0; t < count; ++t) ASSERT_EQ(rout[b * 64 + t], rin[b * 64 + count - 1 - t]) << order;
+    }
+    const int M = 33, N = 20, K = 17;
+    std::vector<float> A = randomFloats(size_t(M) * K, 9), B = randomFloats(size_t(K) * N, 10), C;
+    ASSERT_EQ(runMatmul(A, B, C, M, N, K, true, false), mgSuccess);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double ref = 0;
+        for (int k = 0; k < K; ++k) ref += double(A[i * K + k]) * B[k * N + j];
+        ASSERT_NEAR(C[i * N + j], ref, 1e-4) << order;
+      }
+  }
+  mg_emu::parseOrder("sideways", mg_emu::config());
+  mgError_t e = runShiftNoBarrier(in, 128, out);
+  EXPECT_EQ(e, mgErrorLaunchFailure);
+  EXPECT_NE(lastErrorText(e).find("MG_EMU_ORDER: unknown order 'sideways'"), std::string::npos)
       << lastErrorText(e);
   mgGetLastError();
   mgDeviceSynchronize();
+  mg_emu::config() = saved;
 }
 
 TEST(GpuEmu, LaunchParameterErrors) {

@@ -153,6 +153,16 @@ inline mgError_t runReverse(const std::vector<int>& in, unsigned threads, std::v
   return mgStreamSynchronize(nullptr);
 }
 
+inline mgError_t runShiftNoBarrier(const std::vector<int>& in, unsigned threads, std::vector<int>& out) {
+  DeviceBuffer<int> di(in.size()), dout(in.size());
+  MGT_TRY(dout.status());
+  MGT_TRY(di.upload(in, nullptr));
+  MGT_TRY(mgLaunch(shiftNoBarrier, dim3(ceilDiv(in.size(), threads)), dim3(threads), 0, nullptr,
+                   di.get(), dout.get(), int(in.size())));
+  MGT_TRY(dout.download(out, nullptr));
+  return mgStreamSynchronize(nullptr);
+}
+
 // raiseLimit: call mgFuncSetMaxDynamicSharedMemory first (required above 48 KiB).
 inline mgError_t runBigShared(const std::vector<float>& in, bool raiseLimit, float* sum) {
   const size_t bytes = in.size() * sizeof(float);

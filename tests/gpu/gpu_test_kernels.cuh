@@ -137,6 +137,19 @@ __global__ void reverseInBlock(const int* __restrict__ in, int* __restrict__ out
   if (t < count) out[base + t] = buf[count - 1 - t];
 }
 
+// ---- A block program with its barrier removed: each thread stores its element in shared memory
+// and reads its left neighbour's without __syncthreads between. On a GPU the neighbour may not
+// have stored yet; the emulation's default (forward) order always ran it first, so only a
+// reverse or shuffled order (MG_EMU_ORDER) exposes the bug.
+__global__ void shiftNoBarrier(const int* __restrict__ in, int* __restrict__ out, int n) {
+  __shared__ int buf[256];
+  const int base = blockIdx.x * blockDim.x, t = threadIdx.x;
+  if (base + t >= n) return;
+  buf[t] = in[base + t];
+  // (the real program has __syncthreads() here)
+  out[base + t] = t > 0 ? buf[t - 1] : -1;
+}
+
 // More dynamic shared memory than the default 48 KiB: needs mgFuncSetMaxDynamicSharedMemory.
 __global__ void bigSharedSum(const float* __restrict__ in, float* __restrict__ out, int count) {
   MG_DYNAMIC_SHARED(float, buf);

@@ -67,6 +67,9 @@ struct CheckOptions {
   CompileOptions compile;  // outDir unused (work dir)
   std::vector<std::string> dataDirs;
   bool emulate = false;
+  // --emulate-order: run the emulated package once per order (forward, reverse, random[:SEED]),
+  // each checked against the data; empty: once, in the default order.
+  std::vector<std::string> emulateOrders;
   double rtol = 1e-3;
   double atol = 1e-4;
   int threads = 1;

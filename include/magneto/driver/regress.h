@@ -23,6 +23,7 @@ struct RegressOptions {
   std::string target = "cpu";
   std::string arch;
   bool emulate = false;
+  std::vector<std::string> emulateOrders;  // passed to each check (--emulate-order)
   bool parallelOpt = true;
   std::string junitPath;  // "" = none
   int jobs = 1;
