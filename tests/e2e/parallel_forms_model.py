@@ -14,10 +14,11 @@ writes OUT_DIR/model.onnx and OUT_DIR/test_data_set_0/{input_0,output_0..1}.pb.
 """
 import os
 import sys
-import warnings
 
 import torch
-from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_export import export_with_data  # noqa: E402
 
 
 class Forms(torch.nn.Module):
@@ -50,24 +51,10 @@ class Forms(torch.nn.Module):
 
 def main():
     out = sys.argv[1]
-    os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
     torch.manual_seed(0)
     model = Forms().eval()
     x = torch.randn(16, 64)
-    with torch.no_grad():
-        ys = model(x)
-    names = ["moe", "gqa"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x,), os.path.join(out, "model.onnx"), opset_version=13,
-                          input_names=["x"], output_names=names)
-
-    def write(path, array, name):
-        with open(os.path.join(out, "test_data_set_0", path), "wb") as f:
-            f.write(numpy_helper.from_array(array, name).SerializeToString())
-    write("input_0.pb", x.numpy(), "x")
-    for i, (name, y) in enumerate(zip(names, ys)):
-        write(f"output_{i}.pb", y.numpy(), name)
+    export_with_data(model, (x,), out, ["x"], ["moe", "gqa"])
 
 
 if __name__ == "__main__":

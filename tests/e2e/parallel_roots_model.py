@@ -15,10 +15,11 @@ writes OUT_DIR/model.onnx and OUT_DIR/test_data_set_0/{input_0..5,output_0..2}.p
 """
 import os
 import sys
-import warnings
 
 import torch
-from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_export import export_with_data  # noqa: E402
 
 
 def mlp(i, h, o):
@@ -45,27 +46,13 @@ class Roots(torch.nn.Module):
 
 def main():
     out = sys.argv[1]
-    os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
     torch.manual_seed(0)
     model = Roots().eval()
     inputs = (torch.randn(8, 128), torch.randn(8, 48), torch.randn(8, 24),
               torch.randn(1, 16, 16, 16), torch.randn(1, 16, 8, 8), torch.randn(1, 16, 4, 4))
     in_names = ["x", "user", "item", "p3", "p4", "p5"]
     out_names = ["towers", "score", "heads"]
-    with torch.no_grad():
-        ys = model(*inputs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, inputs, os.path.join(out, "model.onnx"), opset_version=13,
-                          input_names=in_names, output_names=out_names)
-
-    def write(path, array, name):
-        with open(os.path.join(out, "test_data_set_0", path), "wb") as f:
-            f.write(numpy_helper.from_array(array, name).SerializeToString())
-    for i, (name, x) in enumerate(zip(in_names, inputs)):
-        write(f"input_{i}.pb", x.numpy(), name)
-    for i, (name, y) in enumerate(zip(out_names, ys)):
-        write(f"output_{i}.pb", y.numpy(), name)
+    export_with_data(model, inputs, out, in_names, out_names)
 
 
 if __name__ == "__main__":
