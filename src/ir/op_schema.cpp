@@ -67,6 +67,10 @@ Status inferNode(Node& n) {
                     : s->maxInputs < 0          ? std::string(" or more")
                                                 : fmt::format(" to {}", s->maxInputs),
                     nin);
+  // A required operand given as an empty name (an absent optional's spelling) is missing: shape
+  // inference reads every required operand (found by fuzz_onnx_import: Expand with input "").
+  for (int i = 0; i < s->minInputs; ++i)
+    if (!n.input(i)) return badInput("{}operand {} is required but absent (an empty name)", ctx, i);
   int nout = static_cast<int>(n.numOutputs());
   if (nout < s->minOutputs || (s->maxOutputs >= 0 && nout > s->maxOutputs))
     return badInput("{}expected {} to {} results, got {}", ctx, s->minOutputs, s->maxOutputs,
