@@ -17,13 +17,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What decides the built runner: the model's bytes, every compile option, the compiler version
-// and the runtime (through runtimeKey).
+// The running magnetoc's own bytes, hashed once: a rebuilt compiler (a changed pass) must not reuse
+// a runner that an older one generated under the same version number. Empty where /proc is absent.
+const std::string& compilerKey() {
+  static const std::string key = [] {
+    auto exe = readFile("/proc/self/exe");
+    return exe.ok() ? hashHex(hashString(exe.value())) : std::string();
+  }();
+  return key;
+}
+
+// What decides the built runner: the model's bytes, every compile option, the compiler (version
+// and binary) and the runtime (through runtimeKey).
 Expected<std::string> benchKey(const BenchOptions& o) {
   const CompileOptions& c = o.compile;
   MG_ASSIGN_OR_RETURN(std::string model, readFile(c.model));
   MG_ASSIGN_OR_RETURN(std::string rt, runtimeKey(c.target, c.arch));
   uint64_t h = hashString(model);
+  h = hashString(compilerKey(), h);
   std::string opts = fmt::format("v={};target={};emu={};arch={};dev={};name={};wf={};passes={}{};popt={};rt={};",
                                  MAGNETO_VERSION, c.target, o.emulate, c.arch, c.device, c.name, c.weightsFile,
                                  c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);

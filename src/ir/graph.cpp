@@ -140,6 +140,14 @@ Value* Graph::findValue(const std::string& name) const {
   return it == byName_.end() ? nullptr : it->second;
 }
 
+void Graph::renameValue(Value* v, const std::string& name) {
+  if (v->name_ == name) return;
+  MG_CHECK(!findValue(name), "renaming '{}' to '{}', which another value holds", v->name_, name);
+  byName_.erase(v->name_);
+  v->name_ = name;
+  byName_[name] = v;
+}
+
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
   std::vector<Use> uses = from->uses_;

@@ -151,6 +151,9 @@ class Graph {
   std::vector<Value*> constants() const;
 
   Value* findValue(const std::string& name) const;
+  // Gives v the name `name`, which no other value may hold (a rewrite that replaces a node keeps
+  // its result's name: graph outputs are the generated library's port names).
+  void renameValue(Value* v, const std::string& name);
   std::string uniqueName(const std::string& base);
 
   // Rewrites every use of `from` (and graph outputs) to `to`.
