@@ -19,6 +19,10 @@
 #include "k_nn_shapes.h"
 #include "mg_threadpool.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace mgrt {
 namespace {
 
@@ -40,7 +44,122 @@ inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* 
   *hi = std::max(*lo, std::min(h, len));
 }
 
-void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
+// Copies one run of an im2col row: ds[t] = src[t * s] for t in [lo, hi), zero for the rest of
+// [0, len). src may point outside the input plane (a padded column): only [lo, hi) is read.
+inline void copyRun(float* ds, const float* src, int64_t s, int64_t len, int64_t lo, int64_t hi) {
+#if defined(__AVX512F__)
+  const __m512i step = _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(s)),
+                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  for (int64_t t0 = 0; t0 < len; t0 += 16) {
+    int64_t n = std::min<int64_t>(16, len - t0);
+    int64_t a = std::max<int64_t>(lo - t0, 0), b = std::min<int64_t>(hi - t0, n);
+    __mmask16 load = static_cast<__mmask16>(b > a ? (((1u << b) - 1u) & ~((1u << a) - 1u)) : 0u);
+    __mmask16 store = static_cast<__mmask16>((1u << n) - 1u);
+    const float* from = src + t0 * s;
+    __m512 v = s == 1 ? _mm512_maskz_loadu_ps(load, from)
+                      : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), load, step, from, 4);
+    _mm512_mask_storeu_ps(ds + t0, store, v);
+  }
+#else
+  for (int64_t t = 0; t < lo; ++t) ds[t] = 0.f;
+  if (s == 1) {
+    if (hi > lo) std::memcpy(ds + lo, src + lo, sizeof(float) * (hi - lo));
+  } else {
+    for (int64_t t = lo; t < hi; ++t) ds[t] = src[t * s];
+  }
+  for (int64_t t = hi; t < len; ++t) ds[t] = 0.f;
+#endif
+}
+
+#if defined(__AVX512F__)
+// One 16-column move of an im2col panel row: d[dst + l] = x_c[src + l * stride] for the lanes in
+// load, zero for the other lanes in store.
+struct ChunkOp {
+  int64_t src;
+  int32_t dst;
+  __mmask16 load, store;
+};
+
+// Packs im2col panels (AVX-512). Where a panel row's values come from depends on the kernel tap
+// (ky, kx) and the panel's pixels, never on the channel: so per panel, each tap's row is compiled
+// once into a few ChunkOps (source offsets within a channel plane, padding as cleared mask bits),
+// and each of the kc rows then runs its tap's ops on its channel's plane: one masked load (or
+// gather, for strides above 1) and one masked store per 16 columns, no bounds test, no division.
+// Pays off when each tap is reused by several channels in the slice (see packConvB).
+void packConvBTaps(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
+  const ConvPack& p = *static_cast<const ConvPack*>(self);
+  const ConvGeom& g = *p.g;
+  const int nrMax = fast::gemmNR();
+  const int64_t kk = g.kh * g.kw, hw = g.h * g.w;
+  static thread_local std::vector<ChunkOp> ops;
+  static thread_local std::vector<int32_t> tapBegin;
+  static thread_local std::vector<__mmask16> masks;  // [run][kx]: the run's valid columns
+  tapBegin.resize(kk + 1);
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i step = _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(g.sw)), lanes);
+  for (int64_t jp = 0; jp < nc; jp += nrMax, dst += kc * nrMax) {
+    const int64_t nr = std::min<int64_t>(nrMax, nc - jp);
+    // The panel's runs of at most 16 pixels along one output row, and each run's valid columns
+    // per kx (per ky only the row test differs).
+    struct Run {
+      int64_t jj, len, iy0, ix0;
+    };
+    Run runs[80];
+    int nrun = 0;
+    for (int64_t jj = 0; jj < nr;) {
+      int64_t pix = j0 + jp + jj, oy = pix / g.ow, ox = pix % g.ow;
+      int64_t len = std::min({nr - jj, g.ow - ox, int64_t{16}});
+      runs[nrun++] = Run{jj, len, oy * g.sh - g.pt, ox * g.sw - g.pl};
+      jj += len;
+    }
+    masks.resize(static_cast<size_t>(nrun * g.kw));
+    for (int r = 0; r < nrun; ++r)
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        int64_t lo, hi;
+        validRange(runs[r].ix0 + kx * g.dw, g.sw, g.w, runs[r].len, &lo, &hi);
+        masks[r * g.kw + kx] = static_cast<__mmask16>(hi > lo ? (((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0u);
+      }
+    ops.clear();
+    for (int64_t t = 0; t < kk; ++t) {
+      tapBegin[t] = static_cast<int32_t>(ops.size());
+      const int64_t ky = t / g.kw, kx = t % g.kw;
+      for (int r = 0; r < nrun; ++r) {
+        const Run& rn = runs[r];
+        int64_t iy = rn.iy0 + ky * g.dh;
+        bool rowOk = iy >= 0 && iy < g.h;
+        ops.push_back(ChunkOp{rowOk ? iy * g.w + rn.ix0 + kx * g.dw : 0, static_cast<int32_t>(rn.jj),
+                              rowOk ? masks[r * g.kw + kx] : static_cast<__mmask16>(0),
+                              static_cast<__mmask16>((1u << rn.len) - 1u)});
+      }
+      for (int64_t jj = nr; jj < nrMax; jj += 16)  // columns past the matrix: zeros
+        ops.push_back(ChunkOp{0, static_cast<int32_t>(jj), 0,
+                              static_cast<__mmask16>((1u << std::min<int64_t>(16, nrMax - jj)) - 1u)});
+    }
+    tapBegin[kk] = static_cast<int32_t>(ops.size());
+    int64_t c = k0 / kk, t = k0 % kk;
+    for (int64_t k = 0; k < kc; ++k) {
+      float* d = dst + k * nrMax;
+      const float* xc = p.x + c * hw;
+      for (int32_t o = tapBegin[t], oe = tapBegin[t + 1]; o < oe; ++o) {
+        const ChunkOp& op = ops[o];
+        __m512 v = g.sw == 1 ? _mm512_maskz_loadu_ps(op.load, xc + op.src)
+                             : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), op.load, step, xc + op.src, 4);
+        _mm512_mask_storeu_ps(d + op.dst, op.store, v);
+      }
+      if (++t == kk) {
+        t = 0;
+        ++c;
+      }
+    }
+  }
+}
+#endif
+
+// Packs im2col panels: per NR-wide panel, the panel's output pixels are cut into runs along
+// output rows (segments); each k row (c, ky, kx) of the panel is then one copyRun per segment.
+// The valid column range of a segment depends only on kx, so it is computed once per panel
+// (no division in the k loop).
+void packConvBRows(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
   const ConvPack& p = *static_cast<const ConvPack*>(self);
   const ConvGeom& g = *p.g;
   const int nrMax = fast::gemmNR();
@@ -49,6 +168,8 @@ void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0,
     int64_t jj, len, iy0, ix0;
   };
   Seg segs[80];
+  static thread_local std::vector<int64_t> range;  // [seg][kx] -> lo, hi
+  if (static_cast<int64_t>(range.size()) < 2 * 80 * g.kw) range.resize(2 * 80 * g.kw);
   for (int64_t jp = 0; jp < nc; jp += nrMax, dst += kc * nrMax) {
     int64_t nr = std::min<int64_t>(nrMax, nc - jp);
     int ns = 0;
@@ -58,28 +179,23 @@ void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0,
       segs[ns++] = Seg{jj, len, oy * g.sh - g.pt, ox * g.sw - g.pl};
       jj += len;
     }
-    int64_t c = k0 / kk, r = k0 % kk, ky = r / g.kw, kx = r % g.kw;
+    for (int si = 0; si < ns; ++si)
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        int64_t* r = &range[2 * (si * g.kw + kx)];
+        validRange(segs[si].ix0 + kx * g.dw, g.sw, g.w, segs[si].len, &r[0], &r[1]);
+      }
+    int64_t c = k0 / kk, rem = k0 % kk, ky = rem / g.kw, kx = rem % g.kw;
     for (int64_t k = 0; k < kc; ++k) {
       float* d = dst + k * nrMax;
       const float* xc = p.x + c * hw;
       for (int si = 0; si < ns; ++si) {
         const Seg& sg = segs[si];
-        float* ds = d + sg.jj;
         int64_t iy = sg.iy0 + ky * g.dh;
-        if (iy < 0 || iy >= g.h) {
-          std::memset(ds, 0, sizeof(float) * sg.len);
-          continue;
-        }
-        const float* row = xc + iy * g.w;
-        int64_t ix0 = sg.ix0 + kx * g.dw, lo, hi;
-        validRange(ix0, g.sw, g.w, sg.len, &lo, &hi);
-        for (int64_t t = 0; t < lo; ++t) ds[t] = 0.f;
-        if (g.sw == 1) {
-          if (hi > lo) std::memcpy(ds + lo, row + ix0 + lo, sizeof(float) * (hi - lo));
-        } else {
-          for (int64_t t = lo; t < hi; ++t) ds[t] = row[ix0 + t * g.sw];
-        }
-        for (int64_t t = hi; t < sg.len; ++t) ds[t] = 0.f;
+        const int64_t* r = &range[2 * (si * g.kw + kx)];
+        if (iy < 0 || iy >= g.h)
+          copyRun(d + sg.jj, xc, g.sw, sg.len, 0, 0);
+        else
+          copyRun(d + sg.jj, xc + iy * g.w + sg.ix0 + kx * g.dw, g.sw, sg.len, r[0], r[1]);
       }
       for (int64_t jj = nr; jj < nrMax; ++jj) d[jj] = 0.f;
       if (++kx == g.kw) {
@@ -91,6 +207,16 @@ void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0,
       }
     }
   }
+}
+
+// The B packer convolution hands sgemm: the tap program where a slice has several channels per
+// tap (its setup is per panel and tap), the per-row runs otherwise (e.g. a 7x7 stem on 3 channels).
+void packConvB(const void* self, float* dst, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
+#if defined(__AVX512F__)
+  const ConvGeom& g = *static_cast<const ConvPack*>(self)->g;
+  if (kc >= 4 * g.kh * g.kw) return packConvBTaps(self, dst, k0, kc, j0, nc);
+#endif
+  packConvBRows(self, dst, k0, kc, j0, nc);
 }
 
 // Depthwise (Cg == 1): output channel m reads input channel m / Mg. Each input plane is first

@@ -353,6 +353,13 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 1},  // multi-block
       {1, 40, 9, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1, true},  // in-place res
       {1, 6, 9, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 2, true},    // dw in-place
+      // im2col tap programs (AVX-512: at least 4 channels per tap in a K slice): strides and
+      // dilations with asymmetric pads, K slices that start inside a channel's taps (K = 750),
+      // rows wider than a panel (70 > 32 columns, runs cut at 16 columns).
+      {1, 24, 17, 19, 20, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 2, "NOTSET", true, true, 1},
+      {1, 30, 11, 13, 9, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, false, 2},
+      {1, 12, 6, 70, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 1},
+      {1, 16, 9, 40, 8, 1, 7, 1, 1, 3, 1, 1, 0, 3, 0, 3, "NOTSET", true, false, 0},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }
