@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "f_gemm.h"
@@ -287,15 +288,40 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         float* yr = y + oy * g.ow;
         const float* rr = res ? res + oy * g.ow : nullptr;
-        for (int64_t ox = 0; ox < g.ow; ox += kDW) {
+        const float* rowBase = pp + oy * g.sh * g.sw * wq;
+        auto storeFull = [&](int64_t ox, DV acc) {
+          if (rr) acc += dload(rr + ox);
+          if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
+          dstore(yr + ox, acc);
+        };
+        int64_t ox = 0;
+        // NV vectors of outputs at a time: independent FMA chains per tap (one chain would wait
+        // on the FMA latency at every tap); 4, then 2 for the rest of the row.
+        auto block = [&](auto nvTag) {
+          constexpr int NV = decltype(nvTag)::value;
+          DV acc[NV];
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[v] = bias;
+          const float* base = rowBase + ox;
+          for (int64_t t = 0; t < taps; ++t) {
+            const DV wt = DV{} + w[t];
+            const float* q = base + toff[t];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[v] += wt * dload(q + v * kDW);
+          }
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) storeFull(ox + v * kDW, acc[v]);
+          ox += NV * kDW;
+        };
+        while (ox + 4 * kDW <= g.ow) block(std::integral_constant<int, 4>{});
+        while (ox + 2 * kDW <= g.ow) block(std::integral_constant<int, 2>{});
+        for (; ox < g.ow; ox += kDW) {
           DV acc = bias;
-          const float* base = pp + oy * g.sh * g.sw * wq + ox;
+          const float* base = rowBase + ox;
           for (int64_t t = 0; t < taps; ++t) acc += w[t] * dload(base + toff[t]);
           int64_t cnt = std::min<int64_t>(kDW, g.ow - ox);
           if (cnt == kDW) {
-            if (rr) acc += dload(rr + ox);
-            if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
-            dstore(yr + ox, acc);
+            storeFull(ox, acc);
           } else {
             alignas(64) float tmp[kDW];
             dstore(tmp, acc);

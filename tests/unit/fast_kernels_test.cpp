@@ -360,6 +360,9 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 30, 11, 13, 9, 5, 5, 1, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, false, 2},
       {1, 12, 6, 70, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 1},
       {1, 16, 9, 40, 8, 1, 7, 1, 1, 3, 1, 1, 0, 3, 0, 3, "NOTSET", true, false, 0},
+      // depthwise rows wider than 4 and 2 vectors (blocks of 4, 2 and 1 vectors, partial tail)
+      {1, 5, 7, 100, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
+      {1, 3, 5, 70, 6, 5, 5, 3, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", false, false, 2},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }
