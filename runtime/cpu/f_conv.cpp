@@ -266,18 +266,13 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
           for (int64_t q = 0; q < g.sw; ++q) {
             float* dst = pp + (r * g.sw + q) * wq;
             if (iy < 0 || iy >= g.h) {
-              std::memset(dst, 0, sizeof(float) * wq);
+              copyRun(dst, x, g.sw, wq, 0, 0);  // all zeros
               continue;
             }
             const float* row = x + iy * g.w;
             int64_t lo, hi, ix0 = q - g.pl;  // dst[c] = row[ix0 + sw * c] where in range
             validRange(ix0, g.sw, g.w, wq, &lo, &hi);
-            for (int64_t c = 0; c < lo; ++c) dst[c] = 0.f;
-            if (g.sw == 1)
-              std::memcpy(dst + lo, row + ix0 + lo, sizeof(float) * (hi - lo));
-            else
-              for (int64_t c = lo; c < hi; ++c) dst[c] = row[ix0 + g.sw * c];
-            for (int64_t c = hi; c < wq; ++c) dst[c] = 0.f;
+            copyRun(dst, row + ix0, g.sw, wq, lo, hi);
           }
         }
       }
@@ -285,18 +280,61 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
       float* y = Y + plane * g.oh * g.ow;
       const float* res = R ? R + plane * g.oh * g.ow : nullptr;
       const DV bias = DV{} + (B ? B[m] : 0.f);
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
+      // Stores cnt (at most kDW) outputs of acc at row oy, column ox, with residual and activation.
+      auto storeAt = [&](int64_t oy, int64_t ox, DV acc, int64_t cnt) {
         float* yr = y + oy * g.ow;
         const float* rr = res ? res + oy * g.ow : nullptr;
-        const float* rowBase = pp + oy * g.sh * g.sw * wq;
-        auto storeFull = [&](int64_t ox, DV acc) {
+        if (cnt == kDW) {
           if (rr) acc += dload(rr + ox);
           if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
           dstore(yr + ox, acc);
+          return;
+        }
+#if defined(__AVX512F__)
+        const __mmask16 mk = static_cast<__mmask16>((1u << cnt) - 1u);
+        if (rr) acc += (DV)_mm512_maskz_loadu_ps(mk, rr + ox);
+        if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
+        _mm512_mask_storeu_ps(yr + ox, mk, (__m512)acc);
+#else
+        alignas(64) float tmp[kDW];
+        dstore(tmp, acc);
+        for (int64_t t = 0; t < cnt; ++t) {
+          float v = tmp[t] + (rr ? rr[ox + t] : 0.f);
+          yr[ox + t] = ep.act == Act::kRelu ? (v > 0.f ? v : 0.f) : v;
+        }
+#endif
+      };
+      if (g.ow <= kDW) {
+        // Narrow planes (one vector per row, e.g. 14x14 or 7x7): NR rows at a time, so that the
+        // taps feed NR independent FMA chains.
+        int64_t oy = 0;
+        auto rows = [&](auto nrTag) {
+          constexpr int NR = decltype(nrTag)::value;
+          DV acc[NR];
+#pragma GCC unroll 4
+          for (int r = 0; r < NR; ++r) acc[r] = bias;
+          for (int64_t t = 0; t < taps; ++t) {
+            const DV wt = DV{} + w[t];
+#pragma GCC unroll 4
+            for (int r = 0; r < NR; ++r) acc[r] += wt * dload(pp + (oy + r) * g.sh * g.sw * wq + toff[t]);
+          }
+          for (int r = 0; r < NR; ++r) {
+            storeAt(oy + r, 0, acc[r], g.ow);
+            if (ep.act != Act::kNone && ep.act != Act::kRelu) vm::actRow(ep, y + (oy + r) * g.ow, y + (oy + r) * g.ow, g.ow);
+          }
+          oy += NR;
         };
+        while (oy + 4 <= g.oh) rows(std::integral_constant<int, 4>{});
+        while (oy + 2 <= g.oh) rows(std::integral_constant<int, 2>{});
+        while (oy < g.oh) rows(std::integral_constant<int, 1>{});
+        continue;
+      }
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        float* yr = y + oy * g.ow;
+        const float* rowBase = pp + oy * g.sh * g.sw * wq;
         int64_t ox = 0;
         // NV vectors of outputs at a time: independent FMA chains per tap (one chain would wait
-        // on the FMA latency at every tap); 4, then 2 for the rest of the row.
+        // on the FMA latency at every tap); 4, then 2, then 1 (the last one maybe partial).
         auto block = [&](auto nvTag) {
           constexpr int NV = decltype(nvTag)::value;
           DV acc[NV];
@@ -310,27 +348,12 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
             for (int v = 0; v < NV; ++v) acc[v] += wt * dload(q + v * kDW);
           }
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) storeFull(ox + v * kDW, acc[v]);
+          for (int v = 0; v < NV; ++v) storeAt(oy, ox + v * kDW, acc[v], std::min<int64_t>(kDW, g.ow - ox - v * kDW));
           ox += NV * kDW;
         };
         while (ox + 4 * kDW <= g.ow) block(std::integral_constant<int, 4>{});
         while (ox + 2 * kDW <= g.ow) block(std::integral_constant<int, 2>{});
-        for (; ox < g.ow; ox += kDW) {
-          DV acc = bias;
-          const float* base = rowBase + ox;
-          for (int64_t t = 0; t < taps; ++t) acc += w[t] * dload(base + toff[t]);
-          int64_t cnt = std::min<int64_t>(kDW, g.ow - ox);
-          if (cnt == kDW) {
-            storeFull(ox, acc);
-          } else {
-            alignas(64) float tmp[kDW];
-            dstore(tmp, acc);
-            for (int64_t t = 0; t < cnt; ++t) {
-              float v = tmp[t] + (rr ? rr[ox + t] : 0.f);
-              yr[ox + t] = ep.act == Act::kRelu ? (v > 0.f ? v : 0.f) : v;
-            }
-          }
-        }
+        while (ox < g.ow) block(std::integral_constant<int, 1>{});
         if (ep.act != Act::kNone && ep.act != Act::kRelu)
           vm::actRow(ep, yr, yr, g.ow);
       }

@@ -363,6 +363,9 @@ TEST_P(FastKernels, FastConvCases) {
       // depthwise rows wider than 4 and 2 vectors (blocks of 4, 2 and 1 vectors, partial tail)
       {1, 5, 7, 100, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
       {1, 3, 5, 70, 6, 5, 5, 3, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", false, false, 2},
+      // narrow depthwise planes (rows blocked 4, 2, 1 at a time), with residual and activations
+      {1, 7, 11, 14, 7, 5, 5, 7, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 1},
+      {1, 4, 7, 7, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 5},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }

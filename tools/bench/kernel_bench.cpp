@@ -250,6 +250,9 @@ int main(int argc, char** argv) {
       {"resnext 3x3 g32 256 @28", 1, 256, 28, 28, 256, 3, 3, 32, 1, 1, 1},
       {"mobilenet dw3x3 32 @112", 1, 32, 112, 112, 32, 3, 3, 32, 1, 1, 1},
       {"mobilenet dw3x3/2 64 @112", 1, 64, 112, 112, 64, 3, 3, 64, 2, 1, 1},
+      {"mnasnet 1x1 320->1280 @7", 1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0},
+      {"mnasnet 1x1 96->576 @14", 1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 0},
+      {"mnasnet dw5x5 576 @14", 1, 576, 14, 14, 576, 5, 5, 576, 1, 2, 2},
   };
   for (const auto& L : layers)
     if (only.empty() || std::strstr(L.name, only.c_str())) benchConv(L, p2.get(), reps, ref);

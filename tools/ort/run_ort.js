@@ -12,7 +12,8 @@
 // `median_ms=X` as the last line.
 // With --profile RUNS: a second session with onnxruntime's profiler on runs RUNS times, and the
 // per-node kernel times of its profile are summed per op kind and printed, most time first, as
-// `op_kind_ms<TAB>KIND<TAB>MS` (milliseconds per run) before the benchmark's lines.
+// `op_kind_ms<TAB>KIND<TAB>MS` (milliseconds per run), then per node as
+// `node_ms<TAB>NODE<TAB>KIND<TAB>MS`, before the benchmark's lines.
 //
 // The TensorProto codec below is hand-rolled (fields dims=1, data_type=2, float_data=4,
 // int32_data=5, string_data=6, int64_data=7, name=8, raw_data=9, double_data=10,
@@ -271,6 +272,7 @@ async function profileOpKinds(ort, args, feeds) {
   fs.rmSync(dir, { recursive: true, force: true });
   // Kernel events per node, in run order: the first run's share is the warm-up.
   const perKind = new Map();
+  const perNode = new Map();  // "node\tkind" -> ms
   const seen = new Map();
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name || !e.name.endsWith('_kernel_time') || !e.args) continue;
@@ -279,9 +281,16 @@ async function profileOpKinds(ort, args, feeds) {
     if (n === 1) continue;
     const kind = e.args.op_name || 'unknown';
     perKind.set(kind, (perKind.get(kind) || 0) + e.dur / 1000);
+    const node = e.name.slice(0, -'_kernel_time'.length);
+    const key = `${node}\t${kind}`;
+    perNode.set(key, (perNode.get(key) || 0) + e.dur / 1000);
   }
   [...perKind.entries()].sort((x, y) => y[1] - x[1]).forEach(([kind, ms]) => {
     console.log(`op_kind_ms\t${kind}\t${(ms / args.profile).toFixed(4)}`);
+  });
+  // Per node too (most time first), for a side-by-side with `magnetoc bench --profile`'s steps.
+  [...perNode.entries()].sort((x, y) => y[1] - x[1]).forEach(([key, ms]) => {
+    console.log(`node_ms\t${key}\t${(ms / args.profile).toFixed(4)}`);
   });
 }
 
