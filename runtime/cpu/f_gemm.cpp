@@ -117,7 +117,21 @@ struct TileCtx {
   bool first, last;
 };
 
-inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col) {
+// The first n (1..kW) lanes of p, zero beyond: nothing past p[n - 1] is read.
+inline VF loadN(const float* p, int n) {
+  if (n == kW) return loadu(p);
+#if defined(__AVX512F__)
+  return (VF)_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
+#else
+  VF v = VF{};
+  for (int l = 0; l < n; ++l) v[l] = p[l];
+  return v;
+#endif
+}
+
+// Epilogue of n (1..kW) consecutive outputs of one row (lanes past n are computed on zeros and
+// never stored).
+inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col, int n = kW) {
   const GemmSpec& s = *t.s;
   if (s.alpha != 1.f) x *= s.alpha;
   if (s.bias.p) {
@@ -125,12 +139,12 @@ inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col) {
     if (s.bias.cs == 0) {
       x += splat(s.biasScale * bp[0]);
     } else if (s.bias.cs == 1) {
-      x += s.biasScale * loadu(bp);
+      x += s.biasScale * loadN(bp, n);
     } else {
-      for (int l = 0; l < kW; ++l) x[l] += s.biasScale * bp[l * s.bias.cs];
+      for (int l = 0; l < n; ++l) x[l] += s.biasScale * bp[l * s.bias.cs];
     }
   }
-  if (s.res) x += loadu(s.res + row * s.ldres + col);
+  if (s.res) x += loadN(s.res + row * s.ldres + col, n);
   const VF zero = VF{};
   switch (t.va) {
     case kVecRelu: x = x > zero ? x : zero; break;
@@ -184,6 +198,25 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
     }
     return;
   }
+#if defined(__AVX512F__)
+  // A partial tile (the right or bottom edge of C): the same vector write-back under masks.
+  for (int i = 0; i < mr; ++i) {
+    float* cr = c + i * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) {
+      int n = nr - v * kW;
+      if (n <= 0) break;
+      if (n > kW) n = kW;
+      const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+      VF x = acc[i][v];
+      if (!t.first) x += (VF)_mm512_maskz_loadu_ps(m, cr + v * kW);
+      if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW, n);
+      _mm512_mask_storeu_ps(cr + v * kW, m, (__m512)x);
+    }
+    if (t.last && t.va == kScalarAct) vm::actRow(t.s->ep, cr, cr, nr);
+  }
+  return;
+#endif
   alignas(64) float tile[kMR * kNR];
   for (int i = 0; i < kMR; ++i)
     for (int v = 0; v < kNV; ++v) storeu(tile + i * kNR + v * kW, acc[i][v]);
@@ -326,6 +359,79 @@ float dot(const float* x, const float* y, int64_t n) {
   return r;
 }
 
+// Lanes summed in order (as dot() does: the matrix-vector paths round alike whichever runs).
+inline float hsum(VF v) {
+  float r = 0.f;
+  for (int l = 0; l < kW; ++l) r += v[l];
+  return r;
+}
+
+// out[i] = dot(x[i], y) for the M (1..4) vectors x[i] of n floats: each vector of y is loaded once
+// for all of them (a recurrent step's R row times every batch row's state: R streams from memory
+// once per step instead of once per batch row).
+template <int M>
+void dotsM(const float* const* x, const float* y, int64_t n, float* out) {
+  VF a0[M], a1[M];
+  for (int i = 0; i < M; ++i) a0[i] = a1[i] = VF{};
+  int64_t k = 0;
+  for (; k + 2 * kW <= n; k += 2 * kW) {
+    const VF y0 = loadu(y + k), y1 = loadu(y + k + kW);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      a0[i] = fmadd(loadu(x[i] + k), y0, a0[i]);
+      a1[i] = fmadd(loadu(x[i] + k + kW), y1, a1[i]);
+    }
+  }
+  for (; k + kW <= n; k += kW) {
+    const VF y0 = loadu(y + k);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) a0[i] = fmadd(loadu(x[i] + k), y0, a0[i]);
+  }
+  for (int i = 0; i < M; ++i) {
+    float r = hsum(a0[i] + a1[i]);
+    for (int64_t kk = k; kk < n; ++kk) r += x[i][kk] * y[kk];
+    out[i] = r;
+  }
+}
+
+// dotsM for two vectors y0, y1 at once (twice the loads in flight per x load); out0[i], out1[i]
+// round exactly as dotsM's out[i].
+template <int M>
+void dotsM2(const float* const* x, const float* y0, const float* y1, int64_t n, float* out0, float* out1) {
+  VF a0[M], a1[M], b0[M], b1[M];
+  for (int i = 0; i < M; ++i) a0[i] = a1[i] = b0[i] = b1[i] = VF{};
+  int64_t k = 0;
+  for (; k + 2 * kW <= n; k += 2 * kW) {
+    const VF u0 = loadu(y0 + k), u1 = loadu(y0 + k + kW), v0 = loadu(y1 + k), v1 = loadu(y1 + k + kW);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      const VF x0 = loadu(x[i] + k), x1 = loadu(x[i] + k + kW);
+      a0[i] = fmadd(x0, u0, a0[i]);
+      a1[i] = fmadd(x1, u1, a1[i]);
+      b0[i] = fmadd(x0, v0, b0[i]);
+      b1[i] = fmadd(x1, v1, b1[i]);
+    }
+  }
+  for (; k + kW <= n; k += kW) {
+    const VF u0 = loadu(y0 + k), v0 = loadu(y1 + k);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      const VF x0 = loadu(x[i] + k);
+      a0[i] = fmadd(x0, u0, a0[i]);
+      b0[i] = fmadd(x0, v0, b0[i]);
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    float r = hsum(a0[i] + a1[i]), q = hsum(b0[i] + b1[i]);
+    for (int64_t kk = k; kk < n; ++kk) {
+      r += x[i][kk] * y0[kk];
+      q += x[i][kk] * y1[kk];
+    }
+    out0[i] = r;
+    out1[i] = q;
+  }
+}
+
 // Matrix-vector shapes: few rows (axpy over B rows or dots with B columns) or few columns (dots).
 void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
   constexpr int64_t kChunk = 16 * kW;
@@ -334,6 +440,37 @@ void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
     alignas(64) float acc[kChunk];
     for (int64_t ch = cb; ch < ce; ++ch) {
       int64_t j0 = ch * kChunk, nj = std::min(kChunk, s.n - j0);
+      if (s.b.rs == 1 && s.a.cs == 1 && s.b.cs != 1) {
+        // Dots with B's contiguous columns, every row of A at once (B read once per chunk).
+        const float* rows[4];
+        for (int64_t i = 0; i < s.m; ++i) rows[i] = s.a.p + i * s.a.rs;
+        float d[4], e[4];
+        int64_t j = 0;
+        for (; j + 2 <= nj; j += 2) {
+          const float* bcol = s.b.p + (j0 + j) * s.b.cs;
+          switch (s.m) {
+            case 1: dotsM2<1>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
+            case 2: dotsM2<2>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
+            case 3: dotsM2<3>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
+            default: dotsM2<4>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
+          }
+          for (int64_t i = 0; i < s.m; ++i) {
+            s.c[i * s.ldc + j0 + j] = epilogueAt(s, i, j0 + j, d[i]);
+            s.c[i * s.ldc + j0 + j + 1] = epilogueAt(s, i, j0 + j + 1, e[i]);
+          }
+        }
+        for (; j < nj; ++j) {
+          const float* bcol = s.b.p + (j0 + j) * s.b.cs;
+          switch (s.m) {
+            case 1: dotsM<1>(rows, bcol, s.k, d); break;
+            case 2: dotsM<2>(rows, bcol, s.k, d); break;
+            case 3: dotsM<3>(rows, bcol, s.k, d); break;
+            default: dotsM<4>(rows, bcol, s.k, d); break;
+          }
+          for (int64_t i = 0; i < s.m; ++i) s.c[i * s.ldc + j0 + j] = epilogueAt(s, i, j0 + j, d[i]);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < s.m; ++i) {
         const float* arow = s.a.p + i * s.a.rs;
         if (s.b.cs == 1) {
@@ -346,8 +483,6 @@ void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
               storeu(acc + j, fmadd(av, loadu(br + j), loadu(acc + j)));
             for (; j < nj; ++j) acc[j] += arow[k * s.a.cs] * br[j];
           }
-        } else if (s.b.rs == 1 && s.a.cs == 1) {
-          for (int64_t j = 0; j < nj; ++j) acc[j] = dot(arow, s.b.p + (j0 + j) * s.b.cs, s.k);
         } else {
           for (int64_t j = 0; j < nj; ++j) {
             float r = 0.f;

@@ -12,6 +12,7 @@
 // accept and refuse the same. float64 goes to the reference kernel.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "f_gemm.h"
@@ -26,15 +27,18 @@ namespace {
 // columns), plus bias, for every b < m. M's rows are read as GEMM columns: for m <= 4 sgemm's
 // matrix-vector path takes dot products of M's contiguous rows (each chunk of rows is read from
 // memory once and reused from cache by the other rows); a larger m reads Mt, M transposed.
+// With `packed` (M's rows [0, n) pre-packed as GEMM B panels, see RecurrentState) a larger m
+// reads the panels instead of Mt.
 void rowsTimesMatrix(const float* vecs, int64_t m, int64_t ld, const float* M, const float* Mt,
                      int64_t ldMt, int64_t n, int64_t k, const float* bias, float* out, int64_t ldo,
-                     ThreadPool* pool) {
+                     ThreadPool* pool, const float* packed = nullptr) {
   fast::GemmSpec s;
   s.m = m;
   s.n = n;
   s.k = k;
   s.a = fast::MatRef{vecs, ld, 1};
   s.b = Mt ? fast::MatRef{Mt, ldMt, 1} : fast::MatRef{M, 1, k};
+  if (packed && fast::usesPanels(s)) s.bPacked = packed;
   s.c = out;
   s.ldc = ldo;
   if (bias) s.bias = fast::MatRef{bias, 0, 1};
@@ -54,8 +58,20 @@ inline float clipf(float v, float c) { return v < -c ? -c : (v > c ? c : v); }
 
 // One LSTM step of one batch row in float: gates from the input projection g and the recurrent
 // product r (i, o, f, c order), peepholes p (or null), state C and H updated in place.
-void lstmRowF(const float* g, const float* r, const float* p, float clip, bool inputForget, int64_t h,
-              float* C, float* H) {
+void lstmRowF(const float* __restrict g, const float* __restrict r, const float* __restrict p, float clip,
+              bool inputForget, int64_t h, float* __restrict C, float* __restrict H) {
+  if (!p && !inputForget) {  // the common cell: a loop without conditional loads, vectorized
+    for (int64_t j = 0; j < h; ++j) {
+      const float ig = vm::vsigmoid(clipf(g[j] + r[j], clip));
+      const float fg = vm::vsigmoid(clipf(g[2 * h + j] + r[2 * h + j], clip));
+      const float cg = vm::vtanh(clipf(g[3 * h + j] + r[3 * h + j], clip));
+      const float cn = fg * C[j] + ig * cg;
+      const float og = vm::vsigmoid(clipf(g[h + j] + r[h + j], clip));
+      C[j] = cn;
+      H[j] = og * vm::vtanh(cn);
+    }
+    return;
+  }
   for (int64_t j = 0; j < h; ++j) {
     const float pi = p ? p[j] : 0.f, po = p ? p[h + j] : 0.f, pf = p ? p[2 * h + j] : 0.f;
     const float ig = vm::vsigmoid(clipf(g[j] + r[j] + pi * C[j], clip));
@@ -67,6 +83,20 @@ void lstmRowF(const float* g, const float* r, const float* p, float clip, bool i
     C[j] = cn;
     H[j] = og * vm::vtanh(cn);
   }
+}
+
+// Weights packed once per model handle (when W and R are constant operands), per direction: W for
+// the input projection (GEMM B = W^T), and R's gate rows for the recurrent product when more than
+// 4 batch rows share each step (first: the rows multiplied by H; second: GRU's third gate, by r.H).
+// Without them every run packed W (and transposed R) again: for a 650-unit LSTM, 13.6 MB a run.
+struct RecurrentState {
+  std::vector<std::unique_ptr<fast::Prepacked>> w, rFirst, rSecond;
+};
+
+std::unique_ptr<fast::Prepacked> packB(const float* m, int64_t k, int64_t n) {
+  // B(kk, j) = m[j * k + kk]: the GEMM B that multiplies by the transpose of row-major m[n, k].
+  return std::unique_ptr<fast::Prepacked>(fast::Prepacked::make(
+      fast::prepackedBSize(k, n), [&](float* d) { fast::prepackB(fast::MatRef{m, 1, k}, k, n, d); }));
 }
 
 int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out,
@@ -81,7 +111,27 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   std::vector<float> gx(static_cast<size_t>(rows * gh)), gr(static_cast<size_t>(nb * gh));
   // Per batch row: state H, C and scratch (rows of h floats).
   std::vector<float> H(nb * h), C(nb * h), rH(nb * h), z(nb * h), rg(nb * h);
-  std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step
+  std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step (no state)
+  const bool lbrAll = P.linearBeforeReset;
+  const int64_t firstRows = cell == RnnCell::kGru && !lbrAll ? 2 * h : gh;
+  RecurrentState* packed = nullptr;
+  if (ctx.constant(1) && ctx.constant(2)) {
+    packed = ctx.state->getOr<RecurrentState>([&] {
+      auto* st = new RecurrentState;
+      for (int64_t d = 0; d < nd; ++d) {
+        if (rows > 4 && gh > 4) st->w.push_back(packB(P.w + d * gh * isz, isz, gh));
+        if (nb > 4) {
+          const float* rd = P.r + d * gh * h;
+          st->rFirst.push_back(packB(rd, h, firstRows));
+          if (firstRows < gh) st->rSecond.push_back(packB(rd + 2 * h * h, h, h));
+        }
+      }
+      return st;
+    });
+  }
+  auto packedAt = [](const std::vector<std::unique_ptr<fast::Prepacked>>& v, int64_t d) -> const float* {
+    return d < static_cast<int64_t>(v.size()) && v[d] ? v[d]->data() : nullptr;
+  };
   for (int64_t d = 0; d < nd; ++d) {
     const float* wd = P.w + d * gh * isz;
     const float* rd = P.r + d * gh * h;
@@ -101,10 +151,13 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
       s.c = gx.data();
       s.ldc = gh;
       if (wb) s.bias = fast::MatRef{wb, 0, 1};
+      if (packed && fast::usesPanels(s)) s.bPacked = packedAt(packed->w, d);
       fast::sgemm(s, ctx.pool);
     }
+    const float* rFirst = packed ? packedAt(packed->rFirst, d) : nullptr;
+    const float* rSecond = packed ? packedAt(packed->rSecond, d) : nullptr;
     const float* rtd = nullptr;
-    if (nb > 4) {
+    if (nb > 4 && !(rFirst && (firstRows == gh || rSecond))) {
       rt.resize(static_cast<size_t>(gh * h));
       for (int64_t q = 0; q < gh; ++q)
         for (int64_t k = 0; k < h; ++k) rt[k * gh + q] = rd[q * h + k];
@@ -119,7 +172,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
     for (int64_t st = 0; st < maxLen; ++st) {
       const bool lbr = P.linearBeforeReset;
       const int64_t first = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H now
-      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, first, h, rb, gr.data(), gh, ctx.pool);
+      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, first, h, rb, gr.data(), gh, ctx.pool, rFirst);
       if (cell == RnnCell::kGru) {
         for (int64_t b = 0; b < nb; ++b) {
           if (st >= P.lens[b]) continue;
@@ -146,7 +199,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         }
         if (!lbr)  // h~ = g(Wh x + Rh (r . H) + Rbh + Wbh)
           rowsTimesMatrix(rH.data(), nb, h, rd + 2 * h * h, rtd ? rtd + 2 * h : nullptr, gh, h, h,
-                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, ctx.pool);
+                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, ctx.pool, rSecond);
       }
       for (int64_t b = 0; b < nb; ++b) {
         if (st >= P.lens[b]) continue;

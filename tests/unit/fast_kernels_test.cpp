@@ -502,6 +502,24 @@ void checkRecurrent(mgrt::ThreadPool* pool, std::mt19937& rng, const RnnCase& rc
   Tensor o1[3] = {got[0].t, got[1].t, got[2].t}, o2[3] = {want[0].t, want[1].t, want[2].t};
   ASSERT_EQ(mgrt::findFastKernel(rc.op)(a, in.data(), static_cast<int>(in.size()), o1, nout, c1), 0) << c1.error;
   ASSERT_EQ(mgrt::findKernel(rc.op)(a, in.data(), static_cast<int>(in.size()), o2, nout, c2), 0) << c2.error;
+  // With W and R marked constant the kernel packs them once into a step state: twice more (the
+  // first packs, the second reuses), the very same bits.
+  {
+    mgrt::StepState state;
+    mgrt::Ctx c3;
+    c3.pool = pool;
+    c3.state = &state;
+    c3.constInputs = (1u << 1) | (1u << 2);
+    for (int pass = 0; pass < 2; ++pass) {
+      Buf again[3];
+      for (int i = 0; i < nout; ++i) again[i].init(i == 0 ? yd : sd, rng, false);
+      Tensor o3[3] = {again[0].t, again[1].t, again[2].t};
+      ASSERT_EQ(mgrt::findFastKernel(rc.op)(a, in.data(), static_cast<int>(in.size()), o3, nout, c3), 0) << c3.error;
+      for (int i = 0; i < nout; ++i)
+        EXPECT_EQ(std::memcmp(again[i].v.data(), got[i].v.data(), got[i].v.size() * sizeof(float)), 0)
+            << rc.op << " " << attrs << " result " << i << ": packed weights (pass " << pass << ") changed it";
+    }
+  }
   for (int i = 0; i < nout; ++i) {
     std::vector<double> w(want[i].v.begin(), want[i].v.end());
     EXPECT_TRUE(close(got[i].v, w)) << rc.op << " " << attrs << " result " << i;
