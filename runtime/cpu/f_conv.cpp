@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "f_conv.h"
 #include "f_gemm.h"
 #include "f_vmath.h"
 #include "k_nn_shapes.h"
@@ -27,9 +28,7 @@
 namespace mgrt {
 namespace {
 
-struct ConvGeom {
-  int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
-};
+using conv::ConvGeom;
 
 // im2col source for one (image, group): rows k = (c * kh + ky) * kw + kx, columns = output pixels.
 struct ConvPack {
@@ -467,6 +466,26 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
       depthwiseRows(g, x, w, bias, res, y, ep, ctx.pool);
     return 0;
   }
+#if defined(__AVX512F__)
+  if (conv::directApplies(g)) {
+    // Weights in the direct kernel's layout: once per handle when constant, else per call.
+    const float* wp = nullptr;
+    std::vector<float> wLocal;
+    if (ctx.constant(1)) {
+      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+        return fast::Prepacked::make(conv::directPackedSize(g), [&](float* d) { conv::directPackWeights(g, w, d); });
+      });
+      if (pk) wp = pk->data();
+    }
+    if (!wp) {
+      wLocal.resize(static_cast<size_t>(conv::directPackedSize(g)));
+      conv::directPackWeights(g, w, wLocal.data());
+      wp = wLocal.data();
+    }
+    conv::directConv(g, x, wp, bias, res, y, ep, ctx.pool);
+    return 0;
+  }
+#endif
   int64_t K = cg * g.kh * g.kw, P = g.oh * g.ow;
   bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 &&
                 g.oh == g.h && g.ow == g.w;

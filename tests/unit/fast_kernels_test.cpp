@@ -366,6 +366,14 @@ TEST_P(FastKernels, FastConvCases) {
       // narrow depthwise planes (rows blocked 4, 2, 1 at a time), with residual and activations
       {1, 7, 11, 14, 7, 5, 5, 7, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 1},
       {1, 4, 7, 7, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 5},
+      // grouped convolutions on the direct kernel (AVX-512: unit horizontal stride, rows >= 12,
+      // >= 4 output channels per group): 12 channels per group (a partial 8-block), vertical stride
+      // with dilation, a residual in place, 4 channels per group (half a block), edge and interior
+      // tiles (width 40 with pad 1, 21, 16).
+      {1, 64, 13, 21, 96, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
+      {2, 32, 9, 40, 64, 3, 3, 4, 2, 1, 2, 2, 2, 2, 2, 2, "NOTSET", false, false, 2},
+      {1, 24, 8, 16, 24, 1, 5, 3, 1, 1, 1, 1, 0, 2, 0, 2, "NOTSET", true, true, 1, true},
+      {1, 16, 6, 40, 16, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 6},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }

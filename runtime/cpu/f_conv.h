@@ -1,0 +1,32 @@
+// Shared by the fast convolution kernels (f_conv.cpp: im2col GEMM and depthwise; f_conv_direct.cpp:
+// direct convolution): the resolved geometry of one 2-D convolution, and the direct kernel's entry
+// points.
+#pragma once
+
+#include <cstdint>
+
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+
+namespace mgrt {
+namespace conv {
+
+// NCHW input [n, c, h, w], weights [m, c / group, kh, kw], output [n, m, oh, ow]; strides sh/sw,
+// dilations dh/dw, leading pads pt/pl (trailing pads are implied by oh/ow).
+struct ConvGeom {
+  int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
+};
+
+// Direct convolution (f_conv_direct.cpp): whether this build and this geometry take it.
+bool directApplies(const ConvGeom& g);
+// Floats of the weights in the direct kernel's layout, and the packing (done once per handle when
+// the weights are constant).
+int64_t directPackedSize(const ConvGeom& g);
+void directPackWeights(const ConvGeom& g, const float* w, float* dst);
+// Y = act(conv(X, W) + bias + res) with the weights packed by directPackWeights. res (or null) has
+// Y's shape and must not alias Y.
+void directConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias,
+                const float* res, float* y, const Epilogue& ep, ThreadPool* pool);
+
+}  // namespace conv
+}  // namespace mgrt
