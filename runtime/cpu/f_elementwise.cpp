@@ -258,6 +258,39 @@ int singleAct(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor*
 
 }  // namespace
 
+// PRelu(x, slope) = x where x >= 0, slope * x elsewhere (slope broadcast to x): as the chain
+// r = Relu(x); y = r + slope * (x - r), exact (x - r is x or 0, r + 0 and 0 + s*x round to
+// themselves; only the sign of a zero result can differ from the reference's select).
+int fPRelu(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin != 2) return fast::fallbackKernel("PRelu", a, in, nin, out, nout, ctx);
+  return runChain("PRelu", a, in, nin, out, nout, ctx, [&](std::vector<Instr>& code) {
+    Instr relu;
+    relu.code = Code::kAct;
+    relu.act.act = Act::kRelu;
+    relu.a = 0;
+    Instr neg, scaled, sum;
+    neg.code = Code::kSub, neg.a = 0, neg.b = nin;              // t1 = x - r
+    scaled.code = Code::kMul, scaled.a = 1, scaled.b = nin + 1;  // t2 = slope * t1
+    sum.code = Code::kAdd, sum.a = nin, sum.b = nin + 2;         // y = r + t2
+    code = {relu, neg, scaled, sum};
+    return 0;
+  });
+}
+
+// Expand(x, shape): x broadcast to the output's shape (which the compiler inferred from `shape`),
+// as a one-instruction chain (an identity) through the broadcast planner: runs of equal values
+// become fills and copies instead of an index computation per element.
+int fExpand(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin != 2 || nout != 1) return fast::fallbackKernel("Expand", a, in, nin, out, nout, ctx);
+  return runChain("Expand", a, in, 1, out, nout, ctx, [&](std::vector<Instr>& code) {
+    Instr copy;
+    copy.code = Code::kAct;  // act kNone: the identity
+    copy.a = 0;
+    code.push_back(copy);
+    return 0;
+  });
+}
+
 int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   return runChain("MgElementwise", a, in, nin, out, nout, ctx,
                   [&](std::vector<Instr>& code) { return fused::parseProgram(a, nin, code, ctx); });

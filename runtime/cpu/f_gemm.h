@@ -133,6 +133,8 @@ int fRNN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& 
 // f_elementwise.cpp: the fused chain and the standalone float32 elementwise ops it can run.
 int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fSum(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fPRelu(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fExpand(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 #define MG_FAST_EW_DECL(NAME) int f##NAME(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);
 MG_FAST_EW_DECL(Add) MG_FAST_EW_DECL(Sub) MG_FAST_EW_DECL(Mul) MG_FAST_EW_DECL(Div)
 MG_FAST_EW_DECL(Pow) MG_FAST_EW_DECL(Exp) MG_FAST_EW_DECL(Erf) MG_FAST_EW_DECL(Sqrt)

@@ -17,6 +17,8 @@ const KernelEntry* fastKernels() {
       {"RNN", fRNN},
       {"MgElementwise", fMgElementwise},
       {"Sum", fSum},
+      {"PRelu", fPRelu},
+      {"Expand", fExpand},
       {"Add", fAdd},
       {"Sub", fSub},
       {"Mul", fMul},

@@ -118,6 +118,27 @@ TEST_P(FastRows, UnaryOps) {
   for (const char* op : {"Sqrt", "Reciprocal"}) expectSame(op, "", {&pos}, {3, 41, 67}, pool_.get(), 0.f, 0.f);
 }
 
+TEST_P(FastRows, PReluAndExpand) {
+  // PRelu: per-channel slope (ONNX's unidirectional broadcast), a scalar, a full tensor; the
+  // reference selects, the fast chain computes r + s * (x - r): equal values.
+  Arr x({2, 16, 9, 11}, &rng_, -3.f, 3.f), sc({16, 1, 1}, &rng_, -1.f, 1.f), s1({1}, &rng_), sf({2, 16, 9, 11}, &rng_);
+  expectSame("PRelu", "", {&x, &sc}, {2, 16, 9, 11}, pool_.get(), 0.f, 0.f);
+  expectSame("PRelu", "", {&x, &s1}, {2, 16, 9, 11}, pool_.get(), 0.f, 0.f);
+  expectSame("PRelu", "", {&x, &sf}, {2, 16, 9, 11}, pool_.get(), 0.f, 0.f);
+  // Expand: a middle axis (DIN's [B,1,D] -> [B,T,D]), a new leading axis, an outer product.
+  struct Case {
+    std::vector<int64_t> in, out;
+  };
+  for (const Case& c : {Case{{33, 1, 64}, {33, 50, 64}}, Case{{7, 1}, {3, 7, 5}}, Case{{1, 9, 1}, {4, 9, 130}}}) {
+    Arr e(c.in, &rng_);
+    Arr shape({static_cast<int64_t>(c.out.size())});
+    shape.t.dtype = mgrt::kI64;
+    std::vector<int64_t> dims(c.out);
+    shape.t.data = dims.data();
+    expectSame("Expand", "", {&e, &shape}, c.out, pool_.get(), 0.f, 0.f);
+  }
+}
+
 TEST_P(FastRows, SumOfMany) {
   Arr a({2, 9, 13}, &rng_), b({9, 1}, &rng_), c({1}, &rng_), d({2, 9, 13}, &rng_);
   expectSame("Sum", "", {&a, &b, &c, &d}, {2, 9, 13}, pool_.get(), 0.f, 0.f);
