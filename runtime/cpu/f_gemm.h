@@ -135,6 +135,7 @@ int fMgElementwise(const Attrs& a, const Tensor* in, int nin, Tensor* out, int n
 int fSum(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fPRelu(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fExpand(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fLRN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_lrn.cpp
 #define MG_FAST_EW_DECL(NAME) int f##NAME(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);
 MG_FAST_EW_DECL(Add) MG_FAST_EW_DECL(Sub) MG_FAST_EW_DECL(Mul) MG_FAST_EW_DECL(Div)
 MG_FAST_EW_DECL(Pow) MG_FAST_EW_DECL(Exp) MG_FAST_EW_DECL(Erf) MG_FAST_EW_DECL(Sqrt)

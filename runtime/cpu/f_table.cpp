@@ -19,6 +19,7 @@ const KernelEntry* fastKernels() {
       {"Sum", fSum},
       {"PRelu", fPRelu},
       {"Expand", fExpand},
+      {"LRN", fLRN},
       {"Add", fAdd},
       {"Sub", fSub},
       {"Mul", fMul},

@@ -139,6 +139,17 @@ TEST_P(FastRows, PReluAndExpand) {
   }
 }
 
+TEST_P(FastRows, LocalResponseNormalization) {
+  // AlexNet's / GoogLeNet's LRN (size 5, beta 0.75) on odd channel and spatial counts (blocks of
+  // 512 with a tail, windows clipped at both channel ends), beta 0.5 / 1 / 0.6 (std::pow), even
+  // size, rank 2 and 3; against the double-precision reference.
+  Arr x({2, 13, 23, 29}, &rng_, -4.f, 4.f), x2({5, 40}, &rng_, -2.f, 2.f), x3({1, 8, 700}, &rng_);
+  expectSame("LRN", "size=i:5;alpha=f:0.0001;beta=f:0.75;bias=f:1", {&x}, {2, 13, 23, 29}, pool_.get(), 2e-6f, 1e-7f);
+  expectSame("LRN", "size=i:3;alpha=f:0.5;beta=f:0.5;bias=f:2", {&x}, {2, 13, 23, 29}, pool_.get(), 2e-6f, 1e-7f);
+  expectSame("LRN", "size=i:4;alpha=f:0.3;beta=f:1;bias=f:1.5", {&x2}, {5, 40}, pool_.get(), 2e-6f, 1e-7f);
+  expectSame("LRN", "size=i:2;alpha=f:0.2;beta=f:0.6;bias=f:1", {&x3}, {1, 8, 700}, pool_.get(), 2e-6f, 1e-7f);
+}
+
 TEST_P(FastRows, SumOfMany) {
   Arr a({2, 9, 13}, &rng_), b({9, 1}, &rng_), c({1}, &rng_), d({2, 9, 13}, &rng_);
   expectSame("Sum", "", {&a, &b, &c, &d}, {2, 9, 13}, pool_.get(), 0.f, 0.f);
