@@ -118,21 +118,37 @@ MG_TENSOR_KERNEL(kSlice) {
   stridesOf(x, xs);
   size_t esz = elemSize(x);
   int64_t total = out[0].numel();
-  // Row by row along the last axis: the row's source offset once, then a copy (one memcpy when
-  // the last axis has step 1).
-  const int64_t row = r > 0 ? out[0].dims[r - 1] : 1;
-  const int64_t lastStart = r > 0 ? start[r - 1] : 0, lastStep = r > 0 ? step[r - 1] : 1;
-  for (int64_t i = 0; i < total && row > 0; i += row) {
-    unravel(i, out[0].dims, r, idx);
-    int64_t off = lastStart;  // xs[r - 1] == 1
-    for (int d = 0; d + 1 < r; ++d) off += (start[d] + idx[d] * step[d]) * xs[d];
-    if (lastStep == 1) {
+  if (total == 0) return 0;
+  // Dims [q, r) are copied as one contiguous run per index of dims [0, q): the trailing dims taken
+  // whole, and the innermost sliced one too when its step is 1 (a channel slice of NCHW is one
+  // memcpy per image, not one per row).
+  int q = r;
+  while (q > 0 && start[q - 1] == 0 && step[q - 1] == 1 && out[0].dims[q - 1] == x.dims[q - 1]) --q;
+  int64_t run = 1, runStart = 0;
+  for (int d = q; d < r; ++d) run *= x.dims[d];
+  if (q > 0 && step[q - 1] == 1) {
+    --q;
+    run *= out[0].dims[q];
+    runStart = start[q] * xs[q];
+  }
+  if (q < r || r == 0) {
+    for (int64_t i = 0; i < total; i += run) {
+      unravel(i / run, out[0].dims, q, idx);
+      int64_t off = runStart;
+      for (int d = 0; d < q; ++d) off += (start[d] + idx[d] * step[d]) * xs[d];
       std::memcpy(static_cast<char*>(out[0].data) + i * static_cast<int64_t>(esz),
                   static_cast<const char*>(x.data) + off * static_cast<int64_t>(esz),
-                  static_cast<size_t>(row) * esz);
-    } else {
-      for (int64_t k = 0; k < row; ++k) copyElem(out[0], i + k, x, off + k * lastStep, esz);
+                  static_cast<size_t>(run) * esz);
     }
+    return 0;
+  }
+  // The last axis itself is strided: element by element along each row.
+  const int64_t row = out[0].dims[r - 1];
+  for (int64_t i = 0; i < total; i += row) {
+    unravel(i, out[0].dims, r, idx);
+    int64_t off = start[r - 1];  // xs[r - 1] == 1
+    for (int d = 0; d + 1 < r; ++d) off += (start[d] + idx[d] * step[d]) * xs[d];
+    for (int64_t k = 0; k < row; ++k) copyElem(out[0], i + k, x, off + k * step[r - 1], esz);
   }
   return 0;
 }
