@@ -489,10 +489,13 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   int64_t K = cg * g.kh * g.kw, P = g.oh * g.ow;
   bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 &&
                 g.oh == g.h && g.ow == g.w;
+  // 1x1, strided, no padding: every output pixel reads input (oy*sh, ox*sw), inside the image.
+  bool subsample = !direct && g.kh == 1 && g.kw == 1 && g.pt == 0 && g.pl == 0 &&
+                   (g.oh - 1) * g.sh < g.h && (g.ow - 1) * g.sw < g.w;
   // Constant weights are packed once per model handle, every group's MR-high panels.
   const float* wPacked = nullptr;
   int64_t wPackedStride = fast::prepackedASize(mg, K);
-  if (ctx.constant(1) && (!direct || (mg > 4 && P > 4))) {
+  if (ctx.constant(1) && ((!direct && !subsample) || (mg > 4 && P > 4))) {
     const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
       return fast::Prepacked::make(wPackedStride * g.group, [&](float* d) {
         for (int64_t gi = 0; gi < g.group; ++gi)
@@ -512,8 +515,21 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     s.a = fast::MatRef{w + gi * mg * K, K, 1};
     if (wPacked) s.aPacked = wPacked + gi * wPackedStride;
     ConvPack cp{xg, &g};
+    std::vector<float> sub;
     if (direct) {
       s.b = fast::MatRef{xg, g.h * g.w, 1};
+    } else if (subsample) {
+      // A strided 1x1 convolution reads every sh-th row and sw-th column once: gather them into
+      // a contiguous [cg, oh, ow] copy, then it is a plain GEMM (the im2col packer would gather
+      // them again for every block of output channels).
+      sub.resize(static_cast<size_t>(cg * P));
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const float* row = xg + c * g.h * g.w + oy * g.sh * g.w;
+          float* d = sub.data() + (c * g.oh + oy) * g.ow;
+          for (int64_t ox = 0; ox < g.ow; ++ox) d[ox] = row[ox * g.sw];
+        }
+      s.b = fast::MatRef{sub.data(), P, 1};
     } else {
       s.packB = packConvB;
       s.packBSelf = &cp;

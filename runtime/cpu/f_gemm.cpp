@@ -516,6 +516,76 @@ void gemvSmallN(const GemmSpec& s, ThreadPool* pool) {
   });
 }
 
+// How sgemm cuts C into items (the unit of threading): blocks of mc x nc.
+struct Blocking {
+  int64_t mc = 0, nc = 0;
+};
+
+// One thread: blocks of at most kMC x kNC, evened out so that the last one is not a sliver.
+// Several threads: the cut whose items finish soonest when the pool hands them out one at a time
+// (longest first, as its dynamic chunks roughly do), counting each item's micro-kernel tiles
+// (tail tiles cost a whole tile) and its packing (B per item unless pre-packed, A likewise). Equal
+// item counts are not equal work: a 14x14 layer (N = 196) in 4 column blocks of 64, 64, 64 and 4
+// keeps one thread busy for 128 columns out of 196, and 5 equal items on 2 threads take as long
+// as 6. Cuts are searched up to 16 x 16 blocks; decisions are memoized per shape.
+Blocking chooseBlocking(const GemmSpec& s, int threads) {
+  auto even = [](int64_t total, int64_t blocks, int64_t unit) {
+    return roundUp(ceilDiv(total, blocks), unit);
+  };
+  if (threads <= 1) {
+    return Blocking{even(s.m, ceilDiv(s.m, kMC), kMR), even(s.n, ceilDiv(s.n, kNC), kNR)};
+  }
+  struct Key {
+    int64_t m, n, k;
+    int threads, flags;
+    bool operator==(const Key& o) const {
+      return m == o.m && n == o.n && k == o.k && threads == o.threads && flags == o.flags;
+    }
+  };
+  const Key key{s.m, s.n, s.k, threads, (s.aPacked ? 1 : 0) | (s.bPacked ? 2 : 0) | (s.packB ? 4 : 0)};
+  static thread_local std::vector<std::pair<Key, Blocking>> memo;
+  for (const auto& e : memo)
+    if (e.first == key) return e.second;
+
+  const double tileCost = 8.0 * static_cast<double>(s.k);  // cycles of one MR x NR tile, ~2 FMA/cycle
+  const double packBPerFloat = s.bPacked ? 0.0 : (s.packB ? 0.5 : 0.25);
+  const double packAPerFloat = s.aPacked ? 0.0 : 0.5;
+  const int64_t maxM = std::min<int64_t>(16, ceilDiv(s.m, kMR)), maxN = std::min<int64_t>(16, ceilDiv(s.n, kNR));
+  Blocking best;
+  double bestTime = 0;
+  int64_t bestItems = 0;
+  std::vector<double> cost, load(static_cast<size_t>(threads));
+  for (int64_t mb = std::max<int64_t>(1, ceilDiv(s.m, kMC)); mb <= std::max(maxM, ceilDiv(s.m, kMC)); ++mb)
+    for (int64_t nb = std::max<int64_t>(1, ceilDiv(s.n, kNC)); nb <= std::max(maxN, ceilDiv(s.n, kNC)); ++nb) {
+      const int64_t mc = even(s.m, mb, kMR), nc = even(s.n, nb, kNR);
+      const int64_t am = ceilDiv(s.m, mc), an = ceilDiv(s.n, nc);
+      if (am != mb || an != nb) continue;  // the same cut as a smaller count
+      cost.clear();
+      for (int64_t i = 0; i < am; ++i) {
+        const int64_t rows = std::min(mc, s.m - i * mc);
+        for (int64_t j = 0; j < an; ++j) {
+          const int64_t cols = std::min(nc, s.n - j * nc);
+          cost.push_back(tileCost * static_cast<double>(ceilDiv(rows, kMR) * ceilDiv(cols, kNR)) +
+                         packBPerFloat * static_cast<double>(cols * s.k) +
+                         packAPerFloat * static_cast<double>(rows * s.k));
+        }
+      }
+      std::sort(cost.begin(), cost.end(), std::greater<double>());
+      std::fill(load.begin(), load.end(), 0.0);
+      for (double c : cost) *std::min_element(load.begin(), load.end()) += c;
+      const double t = *std::max_element(load.begin(), load.end());
+      const int64_t items = am * an;
+      if (bestItems == 0 || t < bestTime * 0.999 || (t <= bestTime * 1.001 && items < bestItems)) {
+        best = Blocking{mc, nc};
+        bestTime = t;
+        bestItems = items;
+      }
+    }
+  if (memo.size() > 256) memo.clear();
+  memo.emplace_back(key, best);
+  return best;
+}
+
 }  // namespace
 
 int64_t prepackedASize(int64_t m, int64_t k) { return roundUp(m, kMR) * k; }
@@ -543,20 +613,9 @@ void sgemm(const GemmSpec& s, ThreadPool* pool) {
   if (!s.packB && s.n <= 4) return gemvSmallN(s, pool);
 
   int threads = pool ? pool->threads() : 1;
-  int64_t mc = std::min(roundUp(s.m, kMR), kMC);
-  int64_t nc = std::min(roundUp(s.n, kNR), kNC);
-  auto items = [&] { return ceilDiv(s.m, mc) * ceilDiv(s.n, nc); };
-  if (threads > 1) {
-    while (items() < 2 * threads && nc > 2 * kNR) nc = roundUp(nc / 2, kNR);
-    while (items() < 2 * threads && mc > 2 * kMR) mc = roundUp(mc / 2, kMR);
-  }
-  // Even out the blocks so the last one is not a sliver.
-  int64_t mBlocks = ceilDiv(s.m, mc), nBlocks = ceilDiv(s.n, nc);
-  mc = roundUp(ceilDiv(s.m, mBlocks), kMR);
-  nc = roundUp(ceilDiv(s.n, nBlocks), kNR);
-  mBlocks = ceilDiv(s.m, mc);
-  nBlocks = ceilDiv(s.n, nc);
-
+  const Blocking bl = chooseBlocking(s, threads);
+  const int64_t mc = bl.mc, nc = bl.nc;
+  const int64_t mBlocks = ceilDiv(s.m, mc), nBlocks = ceilDiv(s.n, nc);
   TileCtx t{&s, vecActOf(s.ep), true, true};
   parallelFor(pool, mBlocks * nBlocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {

@@ -346,6 +346,7 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 5, 13, 16, 7, 4, 4, 1, 2, 2, 1, 1, 0, 0, 0, 0, "SAME_LOWER", false, false, 7},
       {1, 9, 10, 10, 11, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, "VALID", true, false, 8},
       {1, 32, 8, 8, 40, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, "NOTSET", true, false, 9},    // 1x1 s2
+      {2, 16, 9, 7, 24, 1, 1, 2, 3, 2, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 1},     // 1x1 s3x2, groups
       {1, 64, 7, 7, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 10},
       {1, 3, 5, 40, 3, 1, 3, 1, 1, 3, 1, 1, 0, 2, 0, 1, "NOTSET", true, false, 11},    // 1x3 s3
       {3, 4, 6, 6, 6, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},       // batch x groups
