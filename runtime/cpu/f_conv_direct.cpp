@@ -137,7 +137,8 @@ inline void runTile(const ConvGeom& g, const float* xg, const float* a, int64_t 
 
 bool directApplies(const ConvGeom& g) {
   const int64_t mg = g.m / g.group, cg = g.c / g.group;
-  return g.sw == 1 && g.kh * g.kw > 1 && mg >= 4 && cg >= 2 && g.ow >= 12 && g.group > 1;
+  return g.sw == 1 && g.kh * g.kw > 1 && mg >= 4 && cg >= 2 && g.ow >= 12 &&
+         (g.group > 1 || (mg <= 32 && g.kh * g.kw >= 25));
 }
 
 int64_t directPackedSize(const ConvGeom& g) { return g.group * blocksPerGroup(g) * kPerGroup(g) * kMR; }

@@ -436,7 +436,8 @@ void dotsM2(const float* const* x, const float* y0, const float* y1, int64_t n, 
 void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
   constexpr int64_t kChunk = 16 * kW;
   int64_t chunks = ceilDiv(s.n, kChunk);
-  parallelFor(pool, chunks, 1, [&](int64_t cb, int64_t ce) {
+  // Static ranges: in a recurrent step the same weight columns land on the same core each time.
+  parallelForStatic(pool, chunks, [&](int64_t cb, int64_t ce) {
     alignas(64) float acc[kChunk];
     for (int64_t ch = cb; ch < ce; ++ch) {
       int64_t j0 = ch * kChunk, nj = std::min(kChunk, s.n - j0);

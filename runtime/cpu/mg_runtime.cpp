@@ -152,7 +152,11 @@ void ThreadPool::workerLoop(int self) {
   }
 }
 
-void ThreadPool::runChunks(int /*self*/) {
+void ThreadPool::runChunks(int self) {
+  if (pinned_) {
+    (*pinned_)(self);
+    return;
+  }
   for (;;) {
     int64_t c = next_.fetch_add(1);
     if (c >= chunks_) return;
@@ -186,6 +190,37 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
   }
   runChunks(0);
   while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
+}
+
+void ThreadPool::runPinned(const std::function<void(int)>& fn) {
+  if (nthreads_ == 1) {
+    fn(0);
+    return;
+  }
+  std::lock_guard<std::mutex> serial(runMu_);
+  pinned_ = &fn;
+  active_.store(nthreads_ - 1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    if (sleepers_ > 0) cv_.notify_all();
+  }
+  fn(0);
+  while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
+  pinned_ = nullptr;
+}
+
+void parallelForStatic(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int t = pool ? pool->threads() : 1;
+  if (t == 1 || n == 1) {
+    fn(0, n);
+    return;
+  }
+  pool->runPinned([&](int self) {
+    const int64_t b = n * self / t, e = n * (self + 1) / t;
+    if (b < e) fn(b, e);
+  });
 }
 
 void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,

@@ -78,6 +78,10 @@ class ThreadPool;
 // has one thread). fn must be safe to call concurrently on disjoint ranges.
 void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)>& fn);
+// Like parallelFor, but thread t always gets the t-th of `threads` equal ranges of [0, n): for
+// loops run again and again over the same data (a recurrent step's weights), so that each core
+// finds its share in its own cache.
+void parallelForStatic(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
 // What a kernel may keep between runs of one step of one model handle (weights repacked into the
 // kernel's own layout, say). Owned by the handle, freed with it; null where the caller keeps none

@@ -20,6 +20,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   int threads() const { return nthreads_; }
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // fn(t) on thread t, for every t in [0, threads()): the same share of the work on the same
+  // thread every time (what it reads stays in that core's cache from one call to the next).
+  void runPinned(const std::function<void(int)>& fn);
 
  private:
   void workerLoop(int self);
@@ -36,6 +39,7 @@ class ThreadPool {
   std::atomic<int> active_{0};
   int64_t chunks_ = 0, chunkSize_ = 1, n_ = 0;
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  const std::function<void(int)>* pinned_ = nullptr;  // set for the length of a runPinned
 };
 
 }  // namespace mgrt

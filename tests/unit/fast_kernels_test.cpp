@@ -375,6 +375,10 @@ TEST_P(FastKernels, FastConvCases) {
       {2, 32, 9, 40, 64, 3, 3, 4, 2, 1, 2, 2, 2, 2, 2, 2, "NOTSET", false, false, 2},
       {1, 24, 8, 16, 24, 1, 5, 3, 1, 1, 1, 1, 0, 2, 0, 2, "NOTSET", true, true, 1, true},
       {1, 16, 6, 40, 16, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 6},
+      // a single-channel input under a large kernel (GEMM, not the depthwise kernels), and a large
+      // kernel with few output channels (the direct kernel, ungrouped)
+      {1, 1, 30, 40, 8, 7, 5, 1, 2, 2, 1, 1, 3, 2, 3, 2, "NOTSET", true, false, 1},
+      {1, 6, 20, 33, 16, 5, 5, 1, 2, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 2},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }
