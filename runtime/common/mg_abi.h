@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,10 @@
 #include <new>
 #include <set>
 #include <string>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace mgrt {
 namespace abi {
@@ -169,6 +174,41 @@ inline int useEmbeddedWeights(const char* package, const unsigned char* data, co
                   "the embedded weights fail their size or checksum test: rebuild the package");
     verified.insert(data);
   }
+  return kOk;
+}
+
+// The embedded weights as a heap copy shared by every handle of the package in this process
+// (created by the first, freed with the last). The CPU kernels read large weight matrices at
+// memory bandwidth (a batch-1 fully connected layer: 411 MB for VGG's fc6), and they did so 1.7x
+// slower from the binary's read-only data pages than from the heap (50 against 29 ms, the file
+// mapping gets neither transparent huge pages nor the heap's physical layout); the copy is asked
+// for huge pages where the kernel offers them. Checked like useEmbeddedWeights first.
+inline int shareEmbeddedWeights(const char* package, const unsigned char* data, const unsigned char* end,
+                                uint64_t bytes, uint64_t checksum, std::shared_ptr<const unsigned char>* out,
+                                std::string* handleError) {
+  if (int s = useEmbeddedWeights(package, data, end, bytes, checksum, handleError)) return s;
+  if (bytes == 0) return kOk;
+  static std::mutex mu;
+  static std::map<const unsigned char*, std::weak_ptr<const unsigned char>> copies;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto live = copies[data].lock()) {
+    *out = live;
+    return kOk;
+  }
+  const uint64_t n = (bytes + 63) / 64 * 64;
+  void* p = ::operator new(n, std::align_val_t(64), std::nothrow);
+  if (!p) return report(handleError, kErrOutOfMemory, "out of memory copying the embedded weights");
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Whole 2 MiB pages inside the block only; a hint, its failure changes nothing but speed.
+  uintptr_t b = (reinterpret_cast<uintptr_t>(p) + (2u << 20) - 1) & ~uintptr_t((2u << 20) - 1);
+  uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) & ~uintptr_t((2u << 20) - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+#endif
+  std::memcpy(p, data, bytes);
+  std::shared_ptr<const unsigned char> copy(static_cast<const unsigned char*>(p),
+                                            [](const unsigned char* q) { ::operator delete(const_cast<unsigned char*>(q), std::align_val_t(64)); });
+  copies[data] = copy;
+  *out = copy;
   return kOk;
 }
 

@@ -44,7 +44,8 @@ struct Model {
   std::vector<uint32_t> constInputs;
   size_t widest = 1;
   AlignedBytes arena;
-  AlignedBytes ownedWeights;
+  AlignedBytes ownedWeights;                          // loaded from a weights file
+  std::shared_ptr<const unsigned char> sharedWeights;  // the embedded ones, copied once per process
   const unsigned char* weights = nullptr;
   std::unique_ptr<mgrt::ThreadPool> pool;
   int threads = 1;
@@ -73,9 +74,9 @@ int loadWeights(Model* m, const char* weightsPath) {
     if (s == kOk) m->weights = m->ownedWeights.get();
     return s;
   }
-  int s = abi::useEmbeddedWeights(p.name, p.embeddedWeights, p.embeddedWeightsEnd, p.weightsBytes,
-                                  p.weightsChecksum, &m->error);
-  if (s == kOk) m->weights = p.embeddedWeights;
+  int s = abi::shareEmbeddedWeights(p.name, p.embeddedWeights, p.embeddedWeightsEnd, p.weightsBytes,
+                                    p.weightsChecksum, &m->sharedWeights, &m->error);
+  if (s == kOk) m->weights = m->sharedWeights ? m->sharedWeights.get() : p.embeddedWeights;
   return s;
 }
 
