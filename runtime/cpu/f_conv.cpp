@@ -4,9 +4,14 @@
 //  - 1x1, stride 1, no padding: cols is X itself (a strided view), no copy beyond GEMM packing;
 //  - otherwise the GEMM's B packer builds the im2col panels straight from X (packConvB), so the
 //    only scratch is the GEMM's own KC x NC panel buffer (bounded, thread-local).
+//  - 1x1 with a stride and no padding: the sampled pixels gathered once, then as 1x1 stride 1;
+//  - grouped layers, and large kernels with few output channels: the direct kernel
+//    (f_conv_direct.cpp) instead.
 // Bias, residual and activation are the GEMM epilogue. Depthwise convolutions (one input channel
-// per group) run direct kernels instead, threaded over planes: stride 1 from a zero-padded copy of
-// the plane with register accumulators over output width; strided ones as per-tap row passes.
+// per group) run their own kernel, threaded over planes: each plane is copied into a zero-padded,
+// stride-phase-split scratch and the outputs accumulate in registers, several vectors (or rows)
+// at a time. (Strided ones ran as one pass per tap over the output row until the blocked kernel
+// beat them: 5x5/2 240@28 0.52 -> 0.22 ms, 3x3/2 144@56 0.35 -> 0.31 ms, kernel_bench.)
 // A residual that shares the output buffer (in-place) is read from a copy.
 // 1-D / 3-D convolutions and other dtypes fall back to the reference kernel.
 #include <algorithm>
@@ -360,52 +365,6 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
   });
 }
 
-// Depthwise for strided convolutions: one pass per kernel tap over the output row (the padded
-// copy above would read the whole input, several times the output, for a single use).
-void depthwiseRows(const ConvGeom& g, const float* X, const float* W, const float* B, const float* R,
-                   float* Y, const Epilogue& ep, ThreadPool* pool) {
-  int64_t mg = g.m / g.group;
-  parallelFor(pool, g.n * g.m, 1, [&](int64_t b, int64_t e) {
-    for (int64_t plane = b; plane < e; ++plane) {
-      int64_t n = plane / g.m, m = plane % g.m;
-      const float* x = X + (n * g.c + m / mg) * g.h * g.w;
-      const float* w = W + m * g.kh * g.kw;
-      float* y = Y + plane * g.oh * g.ow;
-      const float* res = R ? R + plane * g.oh * g.ow : nullptr;
-      float bias = B ? B[m] : 0.f;
-      for (int64_t oy = 0; oy < g.oh; ++oy) {
-        float* __restrict yr = y + oy * g.ow;
-        for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = bias;
-        for (int64_t ky = 0; ky < g.kh; ++ky) {
-          int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-          if (iy < 0 || iy >= g.h) continue;
-          const float* __restrict row = x + iy * g.w;
-          for (int64_t kx = 0; kx < g.kw; ++kx) {
-            float wv = w[ky * g.kw + kx];
-            int64_t ix0 = kx * g.dw - g.pl, lo, hi;
-            validRange(ix0, g.sw, g.w, g.ow, &lo, &hi);
-            const float* __restrict src = row + ix0;
-            if (g.sw == 2) {
-              for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += wv * src[2 * ox];
-            } else {
-              for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += wv * src[ox * g.sw];
-            }
-          }
-        }
-        if (res) {
-          const float* rr = res + oy * g.ow;
-          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] += rr[ox];
-        }
-        if (ep.act == Act::kRelu) {
-          for (int64_t ox = 0; ox < g.ow; ++ox) yr[ox] = yr[ox] > 0.f ? yr[ox] : 0.f;
-        } else if (ep.act != Act::kNone) {
-          vm::actRow(ep, yr, yr, g.ow);
-        }
-      }
-    }
-  });
-}
-
 }  // namespace
 
 int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
@@ -463,10 +422,7 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   // under a large kernel (a spectrogram's 41x11 stem with 32 output channels: 451 taps per output
   // plane as row passes, 7.5 ms; the im2col GEMM shares each packed row among the 32 channels).
   if (cg == 1 && (g.group > 1 || g.kh * g.kw <= 25)) {
-    if (g.sw == 1)
-      depthwise(g, x, w, bias, res, y, ep, ctx.pool);
-    else
-      depthwiseRows(g, x, w, bias, res, y, ep, ctx.pool);
+    depthwise(g, x, w, bias, res, y, ep, ctx.pool);
     return 0;
   }
 #if defined(__AVX512F__)

@@ -263,6 +263,8 @@ int main(int argc, char** argv) {
       {"deepspeech2 21x11/2x1 32->32", 1, 32, 81, 100, 32, 21, 11, 1, 1, 10, 5},
       {"mnasnet 1x1 96->576 @14", 1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 0},
       {"mnasnet dw5x5 576 @14", 1, 576, 14, 14, 576, 5, 5, 576, 1, 2, 2},
+      {"mnasnet dw5x5/2 240 @28", 1, 240, 28, 28, 240, 5, 5, 240, 2, 2, 2},
+      {"mnasnet dw3x3/2 144 @56", 1, 144, 56, 56, 144, 3, 3, 144, 2, 1, 1},
   };
   for (const auto& L : layers)
     if (only.empty() || std::strstr(L.name, only.c_str())) benchConv(L, p2.get(), reps, ref);
