@@ -45,6 +45,10 @@ struct Plan {
   int64_t d[kMaxRank] = {0};
   std::vector<std::array<int64_t, kMaxRank>> strides;
   std::vector<Feed> feed;
+  // Row mode: the innermost coalesced dim is long and every operand is either read in place or
+  // constant along it (a per-channel [C,1,1] scale over an NCHW tensor): the chain then runs row
+  // by row with those operands as scalars, instead of filling a block buffer with their runs.
+  bool rowMode = false;
   // What the plan was made for: the inputs' and the output's dims (rebuilt if they change).
   std::vector<int64_t> key;
 };
@@ -99,6 +103,9 @@ void planBroadcast(Plan& p, const Tensor* in, int nin, const Tensor& y) {
     for (int k = 0; k < r; ++k) scalar = scalar && p.strides[i][k] == 0;
     p.feed[i] = direct ? Feed::kDirect : (scalar ? Feed::kScalar : Feed::kRuns);
   }
+  p.rowMode = r >= 2 && p.d[r - 1] >= 16;
+  for (int i = 0; i < nin; ++i)
+    p.rowMode = p.rowMode && (p.feed[i] != Feed::kRuns || p.strides[i][r - 1] == 0);
 }
 
 // Copies elements [start, start + n) of input i's broadcast view into dst, run by run along the
@@ -170,6 +177,91 @@ void runBinary(Code c, const float* x, const float* z, float* o, int64_t n) {
   for (int64_t e = 0; e < n; ++e) o[e] = fused::binary(c, x[e], z[e]);
 }
 
+// o = x op s (sFirst: s op x) for a scalar operand s.
+void runBinaryScalar(Code c, const float* x, float sv, bool sFirst, float* o, int64_t n) {
+  switch (c) {
+    case Code::kAdd: for (int64_t e = 0; e < n; ++e) o[e] = sFirst ? sv + x[e] : x[e] + sv; return;
+    case Code::kSub:
+      if (sFirst)
+        for (int64_t e = 0; e < n; ++e) o[e] = sv - x[e];
+      else
+        for (int64_t e = 0; e < n; ++e) o[e] = x[e] - sv;
+      return;
+    case Code::kMul: for (int64_t e = 0; e < n; ++e) o[e] = sFirst ? sv * x[e] : x[e] * sv; return;
+    case Code::kDiv:
+      if (sFirst)
+        for (int64_t e = 0; e < n; ++e) o[e] = sv / x[e];
+      else
+        for (int64_t e = 0; e < n; ++e) o[e] = x[e] / sv;
+      return;
+    case Code::kPow:
+      if (!sFirst && sv == 2.f) {
+        for (int64_t e = 0; e < n; ++e) o[e] = x[e] * x[e];
+        return;
+      }
+      break;
+    default: break;
+  }
+  for (int64_t e = 0; e < n; ++e) o[e] = sFirst ? fused::binary(c, sv, x[e]) : fused::binary(c, x[e], sv);
+}
+
+// The chain in row mode (Plan::rowMode): rows [r0, r1) of the coalesced output, each in blocks of
+// at most kBlock; operands constant along a row are scalars (no fill pass), an instruction whose
+// operands are all scalars yields a scalar.
+void runRows(const Plan& p, const Tensor* in, int nin, float* dst, int64_t r0, int64_t r1) {
+  const int ncode = static_cast<int>(p.code.size()), r = p.r;
+  const int64_t inner = p.d[r - 1];
+  std::unique_ptr<float[]> buf(new float[static_cast<size_t>(ncode) * kBlock]);
+  std::vector<const float*> vec(nin + ncode);
+  std::vector<float> sc(nin + ncode);
+  std::vector<char> isScalar(nin + ncode);
+  int64_t idx[kMaxRank];
+  for (int64_t row = r0; row < r1; ++row) {
+    int64_t flat = row;
+    for (int k = r - 2; k >= 0; --k) {
+      idx[k] = flat % p.d[k];
+      flat /= p.d[k];
+    }
+    for (int i = 0; i < nin; ++i) {
+      isScalar[i] = p.feed[i] != Feed::kDirect;
+      if (p.feed[i] == Feed::kScalar) sc[i] = in[i].as<float>()[0];
+      if (p.feed[i] == Feed::kRuns) {
+        int64_t off = 0;
+        for (int k = 0; k + 1 < r; ++k) off += idx[k] * p.strides[i][k];
+        sc[i] = in[i].as<float>()[off];
+      }
+    }
+    for (int64_t start = 0; start < inner; start += kBlock) {
+      const int64_t n = std::min(kBlock, inner - start), at = row * inner + start;
+      for (int i = 0; i < nin; ++i)
+        if (!isScalar[i]) vec[i] = in[i].as<float>() + at;
+      for (int k = 0; k < ncode; ++k) {
+        const Instr& ins = p.code[k];
+        const int t = nin + k;
+        float* o = k == ncode - 1 ? dst + at : &buf[static_cast<size_t>(k) * kBlock];
+        const bool bin = fused::isBinary(ins.code);
+        const bool sa = isScalar[ins.a], sb = bin && isScalar[ins.b];
+        if (sa && (!bin || sb)) {  // all operands scalar: a scalar result
+          isScalar[t] = 1;
+          sc[t] = bin ? fused::binary(ins.code, sc[ins.a], sc[ins.b]) : fused::unary(ins, sc[ins.a]);
+          if (k == ncode - 1) std::fill(o, o + n, sc[t]);
+          continue;
+        }
+        isScalar[t] = 0;
+        if (!bin)
+          runUnary(ins, vec[ins.a], o, n);
+        else if (sa)
+          runBinaryScalar(ins.code, vec[ins.b], sc[ins.a], true, o, n);
+        else if (sb)
+          runBinaryScalar(ins.code, vec[ins.a], sc[ins.b], false, o, n);
+        else
+          runBinary(ins.code, vec[ins.a], vec[ins.b], o, n);
+        vec[t] = o;
+      }
+    }
+  }
+}
+
 // Runs the chain `build` makes (called once per handle and shape) over in -> out[0].
 template <typename Build>
 int runChain(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
@@ -194,6 +286,13 @@ int runChain(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* 
   if (total == 0) return 0;
   const int ncode = static_cast<int>(p.code.size());
   float* dst = y.as<float>();
+  if (p.rowMode) {
+    const int64_t rows = total / p.d[p.r - 1];
+    auto rowsOf = [&](int64_t b, int64_t e) { runRows(p, in, nin, dst, b, e); };
+    if (total < kParallelMin || !ctx.pool) rowsOf(0, rows);
+    else parallelFor(ctx.pool, rows, std::max<int64_t>(1, kBlock / p.d[p.r - 1]), rowsOf);
+    return 0;
+  }
   const int64_t blocks = (total + kBlock - 1) / kBlock;
   auto work = [&](int64_t b0, int64_t b1) {
     // Per thread: one block buffer per input that is not read in place, one per temporary.
