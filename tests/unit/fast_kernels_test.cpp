@@ -441,6 +441,13 @@ TEST_P(FastKernels, FastPools) {
     checkPool(pool(), rng, isMax, 1, 5, 9, 11, 3, 2, 1, 1, {}, "SAME_UPPER", false, false);
     checkPool(pool(), rng, isMax, 1, 5, 9, 11, 4, 4, 3, 3, {}, "SAME_LOWER", false, true);
     checkPool(pool(), rng, isMax, 2, 2, 7, 7, 7, 7, 1, 1, {}, "VALID", false, false);
+    // stride 1, output as wide as the input (the whole-plane path): Inception's 3x3 pad 1 with and
+    // without the pads counted, asymmetric 5x5 pads (1 left, 3 right), 1x3 and 3x1
+    checkPool(pool(), rng, isMax, 1, 3, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, "NOTSET", false, true);
+    checkPool(pool(), rng, isMax, 2, 2, 17, 17, 3, 3, 1, 1, {1, 1, 1, 1}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 2, 11, 9, 5, 5, 1, 1, {2, 1, 2, 3}, "NOTSET", false, true);
+    checkPool(pool(), rng, isMax, 1, 2, 6, 8, 1, 3, 1, 1, {0, 1, 0, 1}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 2, 8, 5, 3, 1, 1, 1, {1, 0, 1, 0}, "NOTSET", false, true);
   }
 }
 
