@@ -240,6 +240,27 @@ typedef float DVU __attribute__((vector_size(kDW * 4), aligned(4), may_alias));
 inline DV dload(const float* p) { return *reinterpret_cast<const DVU*>(p); }
 inline void dstore(float* p, DV v) { *reinterpret_cast<DVU*>(p) = v; }
 
+// N independent FMA chains over a plane's taps: v[j] = bias + sum over t of w[t] * the vector at
+// base[j] + toff[t] (one chain would wait on the FMA latency at every tap). Returned by value, so
+// the accumulators stay in registers.
+template <int N>
+struct TapSums {
+  DV v[N];
+};
+template <int N>
+inline TapSums<N> tapSums(const float* const (&base)[N], const float* w, const int64_t* toff, int64_t taps,
+                          DV bias) {
+  TapSums<N> s;
+#pragma GCC unroll 4
+  for (int j = 0; j < N; ++j) s.v[j] = bias;
+  for (int64_t t = 0; t < taps; ++t) {
+    const DV wt = DV{} + w[t];
+#pragma GCC unroll 4
+    for (int j = 0; j < N; ++j) s.v[j] += wt * dload(base[j] + toff[t]);
+  }
+  return s;
+}
+
 void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B, const float* R,
                float* Y, const Epilogue& ep, ThreadPool* pool) {
   int64_t mg = g.m / g.group;
@@ -309,21 +330,15 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
 #endif
       };
       if (g.ow <= kDW) {
-        // Narrow planes (one vector per row, e.g. 14x14 or 7x7): NR rows at a time, so that the
-        // taps feed NR independent FMA chains.
+        // Narrow planes (one vector per row, e.g. 14x14 or 7x7): NR rows at a time.
         int64_t oy = 0;
         auto rows = [&](auto nrTag) {
           constexpr int NR = decltype(nrTag)::value;
-          DV acc[NR];
-#pragma GCC unroll 4
-          for (int r = 0; r < NR; ++r) acc[r] = bias;
-          for (int64_t t = 0; t < taps; ++t) {
-            const DV wt = DV{} + w[t];
-#pragma GCC unroll 4
-            for (int r = 0; r < NR; ++r) acc[r] += wt * dload(pp + (oy + r) * g.sh * g.sw * wq + toff[t]);
-          }
+          const float* base[NR];
+          for (int r = 0; r < NR; ++r) base[r] = pp + (oy + r) * g.sh * g.sw * wq;
+          const TapSums<NR> acc = tapSums<NR>(base, w, toff, taps, bias);
           for (int r = 0; r < NR; ++r) {
-            storeAt(oy + r, 0, acc[r], g.ow);
+            storeAt(oy + r, 0, acc.v[r], g.ow);
             if (ep.act != Act::kNone && ep.act != Act::kRelu) vm::actRow(ep, y + (oy + r) * g.ow, y + (oy + r) * g.ow, g.ow);
           }
           oy += NR;
@@ -337,22 +352,14 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
         float* yr = y + oy * g.ow;
         const float* rowBase = pp + oy * g.sh * g.sw * wq;
         int64_t ox = 0;
-        // NV vectors of outputs at a time: independent FMA chains per tap (one chain would wait
-        // on the FMA latency at every tap); 4, then 2, then 1 (the last one maybe partial).
+        // NV vectors of outputs at a time: 4, then 2, then 1 (the last one maybe partial).
         auto block = [&](auto nvTag) {
           constexpr int NV = decltype(nvTag)::value;
-          DV acc[NV];
+          const float* base[NV];
+          for (int v = 0; v < NV; ++v) base[v] = rowBase + ox + v * kDW;
+          const TapSums<NV> acc = tapSums<NV>(base, w, toff, taps, bias);
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[v] = bias;
-          const float* base = rowBase + ox;
-          for (int64_t t = 0; t < taps; ++t) {
-            const DV wt = DV{} + w[t];
-            const float* q = base + toff[t];
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) acc[v] += wt * dload(q + v * kDW);
-          }
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) storeAt(oy, ox + v * kDW, acc[v], std::min<int64_t>(kDW, g.ow - ox - v * kDW));
+          for (int v = 0; v < NV; ++v) storeAt(oy, ox + v * kDW, acc.v[v], std::min<int64_t>(kDW, g.ow - ox - v * kDW));
           ox += NV * kDW;
         };
         while (ox + 4 * kDW <= g.ow) block(std::integral_constant<int, 4>{});

@@ -85,36 +85,22 @@ inline void writeTile(const ConvGeom& g, __m512 (&acc)[kMR][NV], int64_t m0, int
                       int64_t oy, int64_t ox, const float* bias, const float* res, float* y,
                       const Epilogue& ep) {
   const int64_t plane = g.oh * g.ow;
-  const V zero = V{};
   for (int i = 0; i < mcount; ++i) {
     const int64_t off = (m0 + i) * plane + oy * g.ow + ox;
     float* yr = y + off;
     const float* rr = res ? res + off : nullptr;
-    const V bv = zero + (bias ? bias[m0 + i] : 0.f);
+    const V bv = V{} + (bias ? bias[m0 + i] : 0.f);
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
-      int n = npix - v * kW;
-      if (n <= 0) break;
-      if (n > kW) n = kW;
-      const __mmask16 mk = static_cast<__mmask16>((1u << n) - 1u);
+      const __mmask16 mk = vm::tailMask(npix - v * kW);
+      if (!mk) break;
       V t = (V)acc[i][v] + bv;
       if (rr) t += (V)_mm512_maskz_loadu_ps(mk, rr + v * kW);
-      switch (ep.act) {
-        case Act::kNone: break;
-        case Act::kRelu: t = t > zero ? t : zero; break;
-        case Act::kLeakyRelu: t = t >= zero ? t : t * ep.alpha; break;
-        case Act::kClip: {
-          const V lo = zero + ep.alpha, hi = zero + ep.beta;
-          t = t < lo ? lo : t;
-          t = t > hi ? hi : t;
-          break;
-        }
-        default: break;  // applied below, on the stored row segment
-      }
+      vm::vecAct(ep, t);  // the others: actRow below, on the stored row segment
       _mm512_mask_storeu_ps(yr + v * kW, mk, (__m512)t);
     }
-    if (ep.act != Act::kNone && ep.act != Act::kRelu && ep.act != Act::kLeakyRelu && ep.act != Act::kClip)
-      vm::actRow(ep, yr, yr, npix);
+    V probe = V{};
+    if (!vm::vecAct(ep, probe)) vm::actRow(ep, yr, yr, npix);
   }
 }
 

@@ -99,21 +99,16 @@ Scratch& scratchB() {
   return s;
 }
 
-// Activations the vector write-back handles itself; the others run as a scalar pass per tile row.
-enum VecAct { kVecNone, kVecRelu, kVecLeaky, kVecClip, kScalarAct };
-VecAct vecActOf(const Epilogue& e) {
-  switch (e.act) {
-    case Act::kNone: return kVecNone;
-    case Act::kRelu: return kVecRelu;
-    case Act::kLeakyRelu: return kVecLeaky;
-    case Act::kClip: return kVecClip;
-    default: return kScalarAct;
-  }
+// Whether the epilogue's activation runs as a pass over each stored tile row (actRow) instead of
+// in the vector write-back (vm::vecAct handles None, Relu, LeakyRelu and Clip).
+bool rowPassAct(const Epilogue& e) {
+  VF probe = VF{};
+  return !vm::vecAct(e, probe);
 }
 
 struct TileCtx {
   const GemmSpec* s;
-  VecAct va;
+  bool rowAct;  // rowPassAct(s->ep)
   bool first, last;
 };
 
@@ -145,18 +140,7 @@ inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col, int n = 
     }
   }
   if (s.res) x += loadN(s.res + row * s.ldres + col, n);
-  const VF zero = VF{};
-  switch (t.va) {
-    case kVecRelu: x = x > zero ? x : zero; break;
-    case kVecLeaky: x = x >= zero ? x : x * s.ep.alpha; break;
-    case kVecClip: {
-      VF lo = splat(s.ep.alpha), hi = splat(s.ep.beta);
-      x = x < lo ? lo : x;
-      x = x > hi ? hi : x;
-      break;
-    }
-    default: break;
-  }
+  if (!t.rowAct) vm::vecAct(s.ep, x);
   return x;
 }
 
@@ -194,7 +178,7 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
         if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW);
         storeu(cr + v * kW, x);
       }
-      if (t.last && t.va == kScalarAct) vm::actRow(t.s->ep, cr, cr, kNR);
+      if (t.last && t.rowAct) vm::actRow(t.s->ep, cr, cr, kNR);
     }
     return;
   }
@@ -204,16 +188,14 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
     float* cr = c + i * ldc;
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) {
-      int n = nr - v * kW;
-      if (n <= 0) break;
-      if (n > kW) n = kW;
-      const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+      const __mmask16 m = vm::tailMask(nr - v * kW);
+      if (!m) break;
       VF x = acc[i][v];
       if (!t.first) x += (VF)_mm512_maskz_loadu_ps(m, cr + v * kW);
-      if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW, n);
+      if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW, std::min(nr - v * kW, kW));
       _mm512_mask_storeu_ps(cr + v * kW, m, (__m512)x);
     }
-    if (t.last && t.va == kScalarAct) vm::actRow(t.s->ep, cr, cr, nr);
+    if (t.last && t.rowAct) vm::actRow(t.s->ep, cr, cr, nr);
   }
   return;
 #endif
@@ -617,7 +599,7 @@ void sgemm(const GemmSpec& s, ThreadPool* pool) {
   const Blocking bl = chooseBlocking(s, threads);
   const int64_t mc = bl.mc, nc = bl.nc;
   const int64_t mBlocks = ceilDiv(s.m, mc), nBlocks = ceilDiv(s.n, nc);
-  TileCtx t{&s, vecActOf(s.ep), true, true};
+  TileCtx t{&s, rowPassAct(s.ep), true, true};
   parallelFor(pool, mBlocks * nBlocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       int64_t ib = it % mBlocks, jb = it / mBlocks;

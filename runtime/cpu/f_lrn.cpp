@@ -62,11 +62,12 @@ int fLRN(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& 
           case Pow::k05: {
             int64_t i = 0;
 #if defined(__AVX512F__)
-            // Square roots by intrinsics: std::sqrt keeps a loop scalar (errno on negatives).
+            // Square roots by intrinsics: std::sqrt keeps a loop scalar (errno on negatives); the
+            // maskz form because GCC 12 warns that _mm512_sqrt_ps reads an undefined vector.
             const __m512 vb = _mm512_set1_ps(bias), vs = _mm512_set1_ps(scale);
             for (; i + 16 <= len; i += 16) {
-              const __m512 r = _mm512_sqrt_ps(_mm512_fmadd_ps(vs, _mm512_loadu_ps(s + i), vb));
-              const __m512 den = pw == Pow::k075 ? _mm512_mul_ps(r, _mm512_sqrt_ps(r)) : r;
+              const __m512 r = _mm512_maskz_sqrt_ps(0xFFFF, _mm512_fmadd_ps(vs, _mm512_loadu_ps(s + i), vb));
+              const __m512 den = pw == Pow::k075 ? _mm512_mul_ps(r, _mm512_maskz_sqrt_ps(0xFFFF, r)) : r;
               _mm512_storeu_ps(yc + i, _mm512_div_ps(_mm512_loadu_ps(xc + i), den));
             }
 #endif

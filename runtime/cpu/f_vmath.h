@@ -11,6 +11,10 @@
 //   vgelu     0.5 x (1 + verf(x / sqrt 2))
 #pragma once
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -104,6 +108,33 @@ MG_VM_INLINE float verf(float x) {
 }
 
 MG_VM_INLINE float vgelu(float x) { return 0.5f * x * (1.f + verf(x * 0.70710678118654752f)); }
+
+#if defined(__AVX512F__)
+// The AVX-512 mask of the first min(n, 16) lanes (0 when n <= 0): the valid part of the vector
+// that starts n elements before the end of a row.
+inline __mmask16 tailMask(int64_t n) {
+  return n <= 0 ? __mmask16(0) : static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+}
+#endif
+
+// The activations a vector write-back applies itself (None, Relu, LeakyRelu, Clip; true), on a
+// GCC vector V; the others leave x as it is (false) for actRow on the stored values.
+template <typename V>
+MG_VM_INLINE bool vecAct(const Epilogue& ep, V& x) {
+  const V zero = V{};
+  switch (ep.act) {
+    case Act::kNone: return true;
+    case Act::kRelu: x = x > zero ? x : zero; return true;
+    case Act::kLeakyRelu: x = x >= zero ? x : x * ep.alpha; return true;
+    case Act::kClip: {
+      const V lo = zero + ep.alpha, hi = zero + ep.beta;
+      x = x < lo ? lo : x;
+      x = x > hi ? hi : x;
+      return true;
+    }
+    default: return false;
+  }
+}
 
 // o[0..n) = act(x[0..n)) for an epilogue activation (mg_kernels.h's applyAct, same formulas),
 // one vectorizable loop per activation; o may be x. Selu and Softplus keep applyAct's library

@@ -180,16 +180,18 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
   n_ = n;
   fn_ = &fn;
   next_.store(0, std::memory_order_relaxed);
-  active_.store(nthreads_ - 1, std::memory_order_relaxed);
-  {
-    // Publishing the generation under the mutex orders it with a worker going to sleep, so no
-    // wake-up is lost; sleeping workers are notified, spinning ones see the new generation.
-    std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-    if (sleepers_ > 0) cv_.notify_all();
-  }
+  startWorkers();
   runChunks(0);
   while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
+}
+
+void ThreadPool::startWorkers() {
+  active_.store(nthreads_ - 1, std::memory_order_relaxed);
+  // Publishing the generation under the mutex orders it with a worker going to sleep, so no
+  // wake-up is lost; sleeping workers are notified, spinning ones see the new generation.
+  std::lock_guard<std::mutex> lk(mu_);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  if (sleepers_ > 0) cv_.notify_all();
 }
 
 void ThreadPool::runPinned(const std::function<void(int)>& fn) {
@@ -199,12 +201,7 @@ void ThreadPool::runPinned(const std::function<void(int)>& fn) {
   }
   std::lock_guard<std::mutex> serial(runMu_);
   pinned_ = &fn;
-  active_.store(nthreads_ - 1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-    if (sleepers_ > 0) cv_.notify_all();
-  }
+  startWorkers();
   fn(0);
   while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
   pinned_ = nullptr;

@@ -26,6 +26,7 @@ class ThreadPool {
 
  private:
   void workerLoop(int self);
+  void startWorkers();  // wakes the workers for the region just set up
   void runChunks(int self);
   int nthreads_;
   std::vector<std::thread> workers_;
