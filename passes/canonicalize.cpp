@@ -4,10 +4,10 @@
 // ResNet shortcut as Sum: it then joins the Conv's epilogue like an Add would).
 //
 // Legal because both ops return their operand unchanged at inference, and Sum of two operands is
-// Add by definition (the same multidirectional broadcasting, the same element type). Kept when forwarding would
-// make a graph output alias a graph input or constant, or the same value appear twice among the
-// graph outputs (the generated library hands each output its own buffer), and Dropout is kept when
-// its mask result is used.
+// Add by definition (the same multidirectional broadcasting, the same element type). Kept when
+// forwarding would make a graph output alias a graph input or constant, or the same value appear
+// twice among the graph outputs (the generated library hands each output its own buffer), and
+// Dropout is kept when its mask result is used.
 //
 //   %a = Conv(%x, %w)                 %a = Conv(%x, %w)
 //   %b = Identity(%a)          ->     %c = Relu(%a)

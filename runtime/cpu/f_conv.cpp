@@ -53,13 +53,10 @@ inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* 
 // [0, len). src may point outside the input plane (a padded column): only [lo, hi) is read.
 inline void copyRun(float* ds, const float* src, int64_t s, int64_t len, int64_t lo, int64_t hi) {
 #if defined(__AVX512F__)
-  const __m512i step = _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(s)),
-                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m512i step = vm::strideLanes(s);
   for (int64_t t0 = 0; t0 < len; t0 += 16) {
-    int64_t n = std::min<int64_t>(16, len - t0);
-    int64_t a = std::max<int64_t>(lo - t0, 0), b = std::min<int64_t>(hi - t0, n);
-    __mmask16 load = static_cast<__mmask16>(b > a ? (((1u << b) - 1u) & ~((1u << a) - 1u)) : 0u);
-    __mmask16 store = static_cast<__mmask16>((1u << n) - 1u);
+    const __mmask16 store = vm::tailMask(len - t0);
+    const __mmask16 load = static_cast<__mmask16>(vm::rangeMask(lo - t0, hi - t0) & store);
     const float* from = src + t0 * s;
     __m512 v = s == 1 ? _mm512_maskz_loadu_ps(load, from)
                       : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), load, step, from, 4);
@@ -100,8 +97,7 @@ void packConvBTaps(const void* self, float* dst, int64_t k0, int64_t kc, int64_t
   static thread_local std::vector<int32_t> tapBegin;
   static thread_local std::vector<__mmask16> masks;  // [run][kx]: the run's valid columns
   tapBegin.resize(kk + 1);
-  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i step = _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(g.sw)), lanes);
+  const __m512i step = vm::strideLanes(g.sw);
   for (int64_t jp = 0; jp < nc; jp += nrMax, dst += kc * nrMax) {
     const int64_t nr = std::min<int64_t>(nrMax, nc - jp);
     // The panel's runs of at most 16 pixels along one output row, and each run's valid columns
@@ -122,7 +118,7 @@ void packConvBTaps(const void* self, float* dst, int64_t k0, int64_t kc, int64_t
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         int64_t lo, hi;
         validRange(runs[r].ix0 + kx * g.dw, g.sw, g.w, runs[r].len, &lo, &hi);
-        masks[r * g.kw + kx] = static_cast<__mmask16>(hi > lo ? (((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0u);
+        masks[r * g.kw + kx] = vm::rangeMask(lo, hi);
       }
     ops.clear();
     for (int64_t t = 0; t < kk; ++t) {
@@ -133,12 +129,10 @@ void packConvBTaps(const void* self, float* dst, int64_t k0, int64_t kc, int64_t
         int64_t iy = rn.iy0 + ky * g.dh;
         bool rowOk = iy >= 0 && iy < g.h;
         ops.push_back(ChunkOp{rowOk ? iy * g.w + rn.ix0 + kx * g.dw : 0, static_cast<int32_t>(rn.jj),
-                              rowOk ? masks[r * g.kw + kx] : static_cast<__mmask16>(0),
-                              static_cast<__mmask16>((1u << rn.len) - 1u)});
+                              rowOk ? masks[r * g.kw + kx] : static_cast<__mmask16>(0), vm::tailMask(rn.len)});
       }
       for (int64_t jj = nr; jj < nrMax; jj += 16)  // columns past the matrix: zeros
-        ops.push_back(ChunkOp{0, static_cast<int32_t>(jj), 0,
-                              static_cast<__mmask16>((1u << std::min<int64_t>(16, nrMax - jj)) - 1u)});
+        ops.push_back(ChunkOp{0, static_cast<int32_t>(jj), 0, vm::tailMask(nrMax - jj)});
     }
     tapBegin[kk] = static_cast<int32_t>(ops.size());
     int64_t c = k0 / kk, t = k0 % kk;
@@ -316,7 +310,7 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
           return;
         }
 #if defined(__AVX512F__)
-        const __mmask16 mk = static_cast<__mmask16>((1u << cnt) - 1u);
+        const __mmask16 mk = vm::tailMask(cnt);
         if (rr) acc += (DV)_mm512_maskz_loadu_ps(mk, rr + ox);
         if (ep.act == Act::kRelu) acc = acc > DV{} ? acc : DV{};
         _mm512_mask_storeu_ps(yr + ox, mk, (__m512)acc);

@@ -175,10 +175,7 @@ void directConv(const ConvGeom& g, const float* x, const float* wPacked, const f
           for (int64_t kx = 0; kx < g.kw; ++kx)
             for (int v = 0; v < nv; ++v) {
               const int64_t base = ox - g.pl + kx * g.dw + v * kW;
-              const int64_t lo = std::max<int64_t>(0, -base);
-              const int64_t hi = std::min<int64_t>({kW, g.w - base, npix - v * kW});
-              masks[kx * nv + v] =
-                  static_cast<__mmask16>(hi > lo ? (((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0u);
+              masks[kx * nv + v] = vm::rangeMask(-base, std::min(g.w - base, int64_t{npix} - v * kW));
             }
           if (nv == 2)
             runTile<2, true>(g, xg, a, oy, ox, npix, masks.data(), m0, mcount, bias, ri, yi, ep);

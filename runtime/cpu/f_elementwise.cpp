@@ -241,9 +241,12 @@ void runRows(const Plan& p, const Tensor* in, int nin, float* dst, int64_t r0, i
         float* o = k == ncode - 1 ? dst + at : &buf[static_cast<size_t>(k) * kBlock];
         const bool bin = fused::isBinary(ins.code);
         const bool sa = isScalar[ins.a], sb = bin && isScalar[ins.b];
-        if (sa && (!bin || sb)) {  // all operands scalar: a scalar result
+        if (sa && (!bin || sb)) {  // all operands scalar: a scalar result, by the same routines
           isScalar[t] = 1;
-          sc[t] = bin ? fused::binary(ins.code, sc[ins.a], sc[ins.b]) : fused::unary(ins, sc[ins.a]);
+          if (bin)
+            runBinary(ins.code, &sc[ins.a], &sc[ins.b], &sc[t], 1);
+          else
+            runUnary(ins, &sc[ins.a], &sc[t], 1);
           if (k == ncode - 1) std::fill(o, o + n, sc[t]);
           continue;
         }

@@ -116,7 +116,7 @@ struct TileCtx {
 inline VF loadN(const float* p, int n) {
   if (n == kW) return loadu(p);
 #if defined(__AVX512F__)
-  return (VF)_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
+  return (VF)_mm512_maskz_loadu_ps(vm::tailMask(n), p);
 #else
   VF v = VF{};
   for (int l = 0; l < n; ++l) v[l] = p[l];
@@ -348,36 +348,10 @@ inline float hsum(VF v) {
   return r;
 }
 
-// out[i] = dot(x[i], y) for the M (1..4) vectors x[i] of n floats: each vector of y is loaded once
-// for all of them (a recurrent step's R row times every batch row's state: R streams from memory
-// once per step instead of once per batch row).
-template <int M>
-void dotsM(const float* const* x, const float* y, int64_t n, float* out) {
-  VF a0[M], a1[M];
-  for (int i = 0; i < M; ++i) a0[i] = a1[i] = VF{};
-  int64_t k = 0;
-  for (; k + 2 * kW <= n; k += 2 * kW) {
-    const VF y0 = loadu(y + k), y1 = loadu(y + k + kW);
-#pragma GCC unroll 4
-    for (int i = 0; i < M; ++i) {
-      a0[i] = fmadd(loadu(x[i] + k), y0, a0[i]);
-      a1[i] = fmadd(loadu(x[i] + k + kW), y1, a1[i]);
-    }
-  }
-  for (; k + kW <= n; k += kW) {
-    const VF y0 = loadu(y + k);
-#pragma GCC unroll 4
-    for (int i = 0; i < M; ++i) a0[i] = fmadd(loadu(x[i] + k), y0, a0[i]);
-  }
-  for (int i = 0; i < M; ++i) {
-    float r = hsum(a0[i] + a1[i]);
-    for (int64_t kk = k; kk < n; ++kk) r += x[i][kk] * y[kk];
-    out[i] = r;
-  }
-}
-
-// dotsM for two vectors y0, y1 at once (twice the loads in flight per x load); out0[i], out1[i]
-// round exactly as dotsM's out[i].
+// out0[i] = dot(x[i], y0), out1[i] = dot(x[i], y1) for the M (1..4) vectors x[i] of n floats:
+// each vector of y0 and y1 is loaded once for all of them (a recurrent step's R rows times every
+// batch row's state: R streams from memory once per step instead of once per batch row), two
+// columns at a time for twice the loads in flight per x load. Lanes are summed as dot() sums them.
 template <int M>
 void dotsM2(const float* const* x, const float* y0, const float* y1, int64_t n, float* out0, float* out1) {
   VF a0[M], a1[M], b0[M], b1[M];
@@ -428,29 +402,20 @@ void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
         const float* rows[4];
         for (int64_t i = 0; i < s.m; ++i) rows[i] = s.a.p + i * s.a.rs;
         float d[4], e[4];
-        int64_t j = 0;
-        for (; j + 2 <= nj; j += 2) {
+        for (int64_t j = 0; j < nj; j += 2) {
+          // An odd last column is taken twice (its second copy discarded).
           const float* bcol = s.b.p + (j0 + j) * s.b.cs;
+          const float* bnext = j + 1 < nj ? bcol + s.b.cs : bcol;
           switch (s.m) {
-            case 1: dotsM2<1>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
-            case 2: dotsM2<2>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
-            case 3: dotsM2<3>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
-            default: dotsM2<4>(rows, bcol, bcol + s.b.cs, s.k, d, e); break;
+            case 1: dotsM2<1>(rows, bcol, bnext, s.k, d, e); break;
+            case 2: dotsM2<2>(rows, bcol, bnext, s.k, d, e); break;
+            case 3: dotsM2<3>(rows, bcol, bnext, s.k, d, e); break;
+            default: dotsM2<4>(rows, bcol, bnext, s.k, d, e); break;
           }
           for (int64_t i = 0; i < s.m; ++i) {
             s.c[i * s.ldc + j0 + j] = epilogueAt(s, i, j0 + j, d[i]);
-            s.c[i * s.ldc + j0 + j + 1] = epilogueAt(s, i, j0 + j + 1, e[i]);
+            if (j + 1 < nj) s.c[i * s.ldc + j0 + j + 1] = epilogueAt(s, i, j0 + j + 1, e[i]);
           }
-        }
-        for (; j < nj; ++j) {
-          const float* bcol = s.b.p + (j0 + j) * s.b.cs;
-          switch (s.m) {
-            case 1: dotsM<1>(rows, bcol, s.k, d); break;
-            case 2: dotsM<2>(rows, bcol, s.k, d); break;
-            case 3: dotsM<3>(rows, bcol, s.k, d); break;
-            default: dotsM<4>(rows, bcol, s.k, d); break;
-          }
-          for (int64_t i = 0; i < s.m; ++i) s.c[i * s.ldc + j0 + j] = epilogueAt(s, i, j0 + j, d[i]);
         }
         continue;
       }

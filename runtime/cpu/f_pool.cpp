@@ -46,6 +46,15 @@ bool poolGeom(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   return true;
 }
 
+// How many elements an average divides by along one axis, for the window [start, start + k) of an
+// axis of `size` (start < 0: leading pad): count_include_pad counts the pads up to the trailing
+// one (padEnd), otherwise only the elements inside the axis.
+inline int64_t windowCount(int64_t start, int64_t k, int64_t size, int64_t padEnd, bool countPad) {
+  int64_t s = start, e = std::min(start + k, size + (countPad ? padEnd : 0));
+  if (!countPad) s = std::max<int64_t>(s, 0), e = std::min(e, size);
+  return e - s;
+}
+
 // Stride 1 and the output as wide as the input (pl + pr == kw - 1), windows inside one row.
 bool sameWidthStride1(const PoolGeom& g) {
   return g.sh == 1 && g.sw == 1 && g.ow == g.w && g.pl + g.pr == g.kw - 1 && g.kw <= g.w &&
@@ -60,11 +69,8 @@ template <bool kMax>
 void pool2d(const PoolGeom& g, const float* X, float* Y, bool countPad, ThreadPool* pool) {
   // Per output column: divisor factor along w (average only).
   std::vector<float> wcount(g.ow);
-  for (int64_t ox = 0; ox < g.ow; ++ox) {
-    int64_t ws = ox * g.sw - g.pl, we = std::min(ws + g.kw, g.w + (countPad ? g.pr : 0));
-    if (!countPad) ws = std::max<int64_t>(ws, 0), we = std::min(we, g.w);
-    wcount[ox] = static_cast<float>(we - ws);
-  }
+  for (int64_t ox = 0; ox < g.ow; ++ox)
+    wcount[ox] = static_cast<float>(windowCount(ox * g.sw - g.pl, g.kw, g.w, g.pr, countPad));
   const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.f;
   // The padded row: pl identities, the w combined values, identities up to the last tap read.
   const int64_t padded = std::max(g.pl + g.w, (g.ow - 1) * g.sw + g.kw);
@@ -78,9 +84,8 @@ void pool2d(const PoolGeom& g, const float* X, float* Y, bool countPad, ThreadPo
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         float* __restrict yr = y + oy * g.ow;
         int64_t hs = oy * g.sh - g.pt, he = std::min(hs + g.kh, g.h);
-        int64_t hcount = std::min(hs + g.kh, g.h + g.pb) - hs;
+        const int64_t hcount = windowCount(hs, g.kh, g.h, g.pb, countPad);
         hs = std::max<int64_t>(hs, 0);
-        if (!countPad) hcount = he - hs;
         float* __restrict row = t + g.pl;
         if (he <= hs) {
           std::fill(row, row + g.w, init);
@@ -141,13 +146,9 @@ void pool2dSame(const PoolGeom& g, const float* X, float* Y, bool countPad, Thre
   if (!kMax) {
     inv.resize(static_cast<size_t>(n));
     for (int64_t oy = 0; oy < oh; ++oy) {
-      int64_t hs = oy - g.pt, he = std::min(hs + g.kh, g.h + (countPad ? g.pb : 0));
-      if (!countPad) hs = std::max<int64_t>(hs, 0), he = std::min(he, g.h);
-      for (int64_t ox = 0; ox < w; ++ox) {
-        int64_t ws = ox - pl, we = std::min(ws + g.kw, w + (countPad ? g.pr : 0));
-        if (!countPad) ws = std::max<int64_t>(ws, 0), we = std::min(we, w);
-        inv[oy * w + ox] = 1.f / static_cast<float>((he - hs) * (we - ws));
-      }
+      const int64_t hc = windowCount(oy - g.pt, g.kh, g.h, g.pb, countPad);
+      for (int64_t ox = 0; ox < w; ++ox)
+        inv[oy * w + ox] = 1.f / static_cast<float>(hc * windowCount(ox - pl, g.kw, w, g.pr, countPad));
     }
   }
   parallelFor(pool, g.planes, 1, [&](int64_t b, int64_t e) {

@@ -112,8 +112,8 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   // Per batch row: state H, C and scratch (rows of h floats).
   std::vector<float> H(nb * h), C(nb * h), rH(nb * h), z(nb * h), rg(nb * h);
   std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step (no state)
-  const bool lbrAll = P.linearBeforeReset;
-  const int64_t firstRows = cell == RnnCell::kGru && !lbrAll ? 2 * h : gh;
+  const bool lbr = P.linearBeforeReset;
+  const int64_t firstRows = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H per step
   RecurrentState* packed = nullptr;
   if (ctx.constant(1) && ctx.constant(2)) {
     packed = ctx.state->getOr<RecurrentState>([&] {
@@ -170,9 +170,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
       }
     // Step st of every batch row at once; a row whose sequence has ended keeps its state.
     for (int64_t st = 0; st < maxLen; ++st) {
-      const bool lbr = P.linearBeforeReset;
-      const int64_t first = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H now
-      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, first, h, rb, gr.data(), gh, ctx.pool, rFirst);
+      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, firstRows, h, rb, gr.data(), gh, ctx.pool, rFirst);
       if (cell == RnnCell::kGru) {
         for (int64_t b = 0; b < nb; ++b) {
           if (st >= P.lens[b]) continue;

@@ -115,6 +115,15 @@ MG_VM_INLINE float vgelu(float x) { return 0.5f * x * (1.f + verf(x * 0.70710678
 inline __mmask16 tailMask(int64_t n) {
   return n <= 0 ? __mmask16(0) : static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
 }
+// The mask of lanes [lo, hi) (clipped to [0, 16); 0 when empty).
+inline __mmask16 rangeMask(int64_t lo, int64_t hi) {
+  return static_cast<__mmask16>(tailMask(hi) & ~tailMask(lo));
+}
+// Lane l's offset l * s: a gather's indices for elements s apart.
+inline __m512i strideLanes(int64_t s) {
+  return _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(s)),
+                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
 #endif
 
 // The activations a vector write-back applies itself (None, Relu, LeakyRelu, Clip; true), on a
