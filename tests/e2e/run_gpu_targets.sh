@@ -78,15 +78,36 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_gather_1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length)
+# One emulated check of a node test folder: "check_case DIR TARGET LOG [extra args]"; exit status is
+# the check's. The cases run two at a time (each check is one compiler process, then the runs).
+check_case() {
+  local d="$1" tg="$2" log="$3"
+  shift 3
+  local args=()
+  for ds in "$d"/test_data_set_*; do args+=(--data "$ds"); done
+  "$magnetoc" check "$d/model.onnx" "${args[@]}" --target "$tg" --emulate -q "$@" > "$log" 2>&1
+}
+# Runs the queued cases (lines "LABEL|DIR|TARGET|LOG|EXTRA ARGS") two at a time, then reports
+# each in queue order.
+run_cases() {
+  local queue=("$@") i=0 running=0 pids=()
+  for i in "${!queue[@]}"; do
+    IFS='|' read -r _ d tg log extra <<< "${queue[$i]}"
+    # shellcheck disable=SC2086  # EXTRA ARGS are words
+    ( check_case "$d" "$tg" "$log" $extra; echo $? > "$log.rc" ) &
+    pids+=($!); running=$((running + 1))
+    if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
+  done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  for i in "${!queue[@]}"; do
+    IFS='|' read -r label _ _ log _ <<< "${queue[$i]}"
+    if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then ok "$label"; else tail -3 "$log"; bad "$label"; fi
+  done
+}
+queue=()
 for t in "${sample[@]}"; do
   [ -d "$data/$t" ] || continue
-  args=(); for d in "$data/$t"/test_data_set_*; do args+=(--data "$d"); done
-  if "$magnetoc" check "$data/$t/model.onnx" "${args[@]}" --target cuda --emulate --emulate-order "$orders" -q \
-       > "$work/$t.log" 2>&1; then
-    ok "node $t --target cuda --emulate"
-  else
-    tail -3 "$work/$t.log"; bad "node $t --target cuda --emulate"
-  fi
+  queue+=("node $t --target cuda --emulate|$data/$t|cuda|$work/$t.log|--emulate-order $orders")
 done
 # 3-D convolutions and pools, and ConvTranspose (mg_conv_nd.cuh), on both targets: every node test
 # of ConvTranspose and of the 3-D pools, AveragePool's ceil_mode with count_include_pad, and the
@@ -105,20 +126,14 @@ nd_sample=("$data/test_convtranspose" "$data/test_convtranspose_1d" "$data/test_
 for d in "${nd_sample[@]}"; do
   [ -d "$d" ] || continue
   t=$(basename "$d")
-  args=(); for ds in "$d"/test_data_set_*; do args+=(--data "$ds"); done
   # hip shares every program's source with cuda (only the warp width differs): a quarter of the
   # cases keep its time down.
   targets="cuda"
   case "$t" in test_convtranspose_3d|test_convtranspose_output_shape|test_averagepool_3d_default|\
                test_maxpool_3d_default|test_Conv3d_groups|test_ConvTranspose2d) targets="cuda hip" ;; esac
-  for tg in $targets; do
-    if "$magnetoc" check "$d/model.onnx" "${args[@]}" --target "$tg" --emulate -q > "$work/$t-$tg.log" 2>&1; then
-      ok "node $t --target $tg --emulate"
-    else
-      tail -3 "$work/$t-$tg.log"; bad "node $t --target $tg --emulate"
-    fi
-  done
+  for tg in $targets; do queue+=("node $t --target $tg --emulate|$d|$tg|$work/$t-$tg.log|"); done
 done
+run_cases "${queue[@]}"
 # The same programs with fused epilogues (residual, activations) and rank-5 global pools.
 if /usr/bin/python3 "$root/tests/e2e/conv_nd_model.py" "$work/conv_nd" > "$work/conv_nd.log" 2>&1; then
   for tg in cuda hip; do
