@@ -8,7 +8,9 @@
 //  - grouped layers, and large kernels with few output channels: the direct kernel
 //    (f_conv_direct.cpp) instead.
 // Bias, residual and activation are the GEMM epilogue. Depthwise convolutions (one input channel
-// per group) run their own kernel, threaded over planes: each plane is copied into a zero-padded,
+// per group) with at least 12 channels run with 16 channels per vector (f_conv_dw.cpp, AVX-512);
+// the others (channel multipliers, few channels, other ISAs) run the row kernel below, threaded
+// over planes: each plane is copied into a zero-padded,
 // stride-phase-split scratch and the outputs accumulate in registers, several vectors (or rows)
 // at a time. (Strided ones ran as one pass per tap over the output row until the blocked kernel
 // beat them: 5x5/2 240@28 0.52 -> 0.22 ms, 3x3/2 144@56 0.35 -> 0.31 ms, kernel_bench.)
@@ -423,7 +425,10 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   // under a large kernel (a spectrogram's 41x11 stem with 32 output channels: 451 taps per output
   // plane as row passes, 7.5 ms; the im2col GEMM shares each packed row among the 32 channels).
   if (cg == 1 && (g.group > 1 || g.kh * g.kw <= 25)) {
-    depthwise(g, x, w, bias, res, y, ep, ctx.pool);
+    if (conv::depthwiseC16Applies(g))
+      conv::depthwiseC16(g, x, w, bias, res, y, ep, ctx.pool);
+    else
+      depthwise(g, x, w, bias, res, y, ep, ctx.pool);
     return 0;
   }
 #if defined(__AVX512F__)

@@ -28,5 +28,11 @@ void directPackWeights(const ConvGeom& g, const float* w, float* dst);
 void directConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias,
                 const float* res, float* y, const Epilogue& ep, ThreadPool* pool);
 
+// Depthwise convolution with 16 channels per vector (f_conv_dw.cpp): whether this build and this
+// geometry take it (one channel per group, at least 12 channels), and the kernel. res as above.
+bool depthwiseC16Applies(const ConvGeom& g);
+void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
+                  float* y, const Epilogue& ep, ThreadPool* pool);
+
 }  // namespace conv
 }  // namespace mgrt

@@ -265,8 +265,11 @@ void printProfile(const Model* m) {
   for (size_t k : byKind)
     std::fprintf(stderr, "  %8.3f ms  %5.1f%%  %-20s %d step(s)\n", 1e3 * kindSeconds[k] / m->profiledRuns,
                  total > 0 ? 100.0 * kindSeconds[k] / total : 0.0, kinds[k].c_str(), kindSteps[k]);
+  // The 25 slowest steps, or MAGNETO_PROFILE_STEPS of them (0: every step).
+  int shown = 25;
+  if (const char* e = std::getenv("MAGNETO_PROFILE_STEPS")) shown = std::atoi(e) > 0 ? std::atoi(e) : p.numSteps;
   std::fprintf(stderr, "  slowest steps:\n");
-  for (int k = 0; k < p.numSteps && k < 25; ++k) {
+  for (int k = 0; k < p.numSteps && k < shown; ++k) {
     int i = order[k];
     std::fprintf(stderr, "  %8.3f ms  %5.1f%%  step %3d  %-20s %s\n",
                  1e3 * m->stepSeconds[i] / m->profiledRuns,

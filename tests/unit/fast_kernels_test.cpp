@@ -375,6 +375,17 @@ TEST_P(FastKernels, FastConvCases) {
       {2, 32, 9, 40, 64, 3, 3, 4, 2, 1, 2, 2, 2, 2, 2, 2, "NOTSET", false, false, 2},
       {1, 24, 8, 16, 24, 1, 5, 3, 1, 1, 1, 1, 0, 2, 0, 2, "NOTSET", true, true, 1, true},
       {1, 16, 6, 40, 16, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 6},
+      // depthwise with 16 channels per vector (AVX-512, >= 12 channels): channel tails (37 = 2
+      // blocks + 5, 13, 20), batch 2, stride 2 and 3, dilation, asymmetric and automatic pads,
+      // columns the kernel never reads (VALID, stride 3), 1xk and kx1 kernels, bands of rows
+      // (planes of 130 and 150 columns), in-place residual, vector and row activations.
+      {2, 37, 14, 14, 37, 5, 5, 37, 2, 2, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 7},
+      {1, 16, 7, 7, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1, true},
+      {1, 20, 40, 150, 20, 3, 3, 20, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 3},
+      {1, 24, 61, 130, 24, 3, 3, 24, 2, 2, 2, 2, 2, 1, 1, 2, "NOTSET", false, true, 2},
+      {1, 13, 17, 19, 13, 5, 5, 13, 3, 3, 2, 2, 0, 0, 0, 0, "VALID", true, false, 5},
+      {1, 32, 9, 23, 32, 1, 7, 32, 1, 1, 1, 1, 0, 3, 0, 2, "NOTSET", true, true, 0},
+      {1, 16, 12, 5, 16, 7, 1, 16, 1, 1, 1, 1, 0, 0, 0, 0, "SAME_UPPER", true, false, 10},
       // a single-channel input under a large kernel (GEMM, not the depthwise kernels), and a large
       // kernel with few output channels (the direct kernel, ungrouped)
       {1, 1, 30, 40, 8, 7, 5, 1, 2, 2, 1, 1, 3, 2, 3, 2, "NOTSET", true, false, 1},

@@ -265,6 +265,8 @@ int main(int argc, char** argv) {
       {"mnasnet dw5x5 576 @14", 1, 576, 14, 14, 576, 5, 5, 576, 1, 2, 2},
       {"mnasnet dw5x5/2 240 @28", 1, 240, 28, 28, 240, 5, 5, 240, 2, 2, 2},
       {"mnasnet dw3x3/2 144 @56", 1, 144, 56, 56, 144, 3, 3, 144, 2, 1, 1},
+      {"mnasnet dw3x3 1152 @7", 1, 1152, 7, 7, 1152, 3, 3, 1152, 1, 1, 1},
+      {"mnasnet dw5x5 1152 @7", 1, 1152, 7, 7, 1152, 5, 5, 1152, 1, 2, 2},
   };
   for (const auto& L : layers)
     if (only.empty() || std::strstr(L.name, only.c_str())) benchConv(L, p2.get(), reps, ref);
