@@ -155,6 +155,12 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
     for (int v = 0; v < kNV; ++v) acc[i][v] = VF{};
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
+    // A's panels may come from memory (a layer's pre-packed weights, on the first B panel) and
+    // the hardware prefetchers stop at 4 KB pages: ask for the line 4 KB ahead, running into the
+    // next panels (contiguous). Measured at 1 and 2 threads, A/B in alternating runs: mnasnet
+    // 9.0 -> 8.5 ms, inception_v3 123 -> 113 ms and 73.4 -> 67.4 ms, light ResNet-50 98 -> 88 ms
+    // and 54 -> 48 ms, VGG-19 within noise (256 or 512 floats ahead gained less).
+    __builtin_prefetch(a + 1024);
     VF bv[kNV];
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const VF*>(b + v * kW);
