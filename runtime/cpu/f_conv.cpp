@@ -14,7 +14,9 @@
 // stride-phase-split scratch and the outputs accumulate in registers, several vectors (or rows)
 // at a time. (Strided ones ran as one pass per tap over the output row until the blocked kernel
 // beat them: 5x5/2 240@28 0.52 -> 0.22 ms, 3x3/2 144@56 0.35 -> 0.31 ms, kernel_bench.)
-// A residual that shares the output buffer (in-place) is read from a copy.
+// A residual placed in the output buffer (in-place) is read where it is (each output's residual is
+// read right before that output is written; the GEMM adds its K slices onto it); one that only
+// partly overlaps the output is read from a copy.
 // 1-D / 3-D convolutions and other dtypes fall back to the reference kernel.
 #include <algorithm>
 #include <cstring>
@@ -415,8 +417,11 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   const float* x = X.as<float>();
   const float* w = Wt.as<float>();
   const float* bias = B ? B->as<float>() : nullptr;
-  std::vector<float> rCopy;  // an in-place residual (aliasing Y) is read from a copy
-  if (R && fast::overlaps(*R, Y)) rCopy.assign(R->as<float>(), R->as<float>() + R->numel());
+  // A residual that is Y itself (placed in place by the memory planner) is read where it is:
+  // every kernel below reads an output's residual right before writing that output, and the
+  // GEMM accumulates onto it (sgemm). One that partly overlaps Y is read from a copy.
+  std::vector<float> rCopy;
+  if (R && fast::overlaps(*R, Y) && R->data != Y.data) rCopy.assign(R->as<float>(), R->as<float>() + R->numel());
   const float* res = R ? (rCopy.empty() ? R->as<float>() : rCopy.data()) : nullptr;
   float* y = Y.as<float>();
   Epilogue ep = Epilogue::fromAttrs(a);
@@ -480,14 +485,14 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     s.a = fast::MatRef{w + gi * mg * K, K, 1};
     if (wPacked) s.aPacked = wPacked + gi * wPackedStride;
     ConvPack cp{xg, &g};
-    std::vector<float> sub;
+    static thread_local std::vector<float> sub;  // grows once, reused by every call
     if (direct) {
       s.b = fast::MatRef{xg, g.h * g.w, 1};
     } else if (subsample) {
       // A strided 1x1 convolution reads every sh-th row and sw-th column once: gather them into
       // a contiguous [cg, oh, ow] copy, then it is a plain GEMM (the im2col packer would gather
       // them again for every block of output channels).
-      sub.resize(static_cast<size_t>(cg * P));
+      if (sub.size() < static_cast<size_t>(cg * P)) sub.resize(static_cast<size_t>(cg * P));
       for (int64_t c = 0; c < cg; ++c)
         for (int64_t oy = 0; oy < g.oh; ++oy) {
           const float* row = xg + c * g.h * g.w + oy * g.sh * g.w;

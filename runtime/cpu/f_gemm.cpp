@@ -110,6 +110,7 @@ struct TileCtx {
   const GemmSpec* s;
   bool rowAct;  // rowPassAct(s->ep)
   bool first, last;
+  bool accumulate;  // C holds an in-place residual: every K slice adds onto C (see sgemm)
 };
 
 // The first n (1..kW) lanes of p, zero beyond: nothing past p[n - 1] is read.
@@ -318,7 +319,7 @@ void runItem(const GemmSpec& s, const TileCtx& tproto, int64_t i0, int64_t mc, i
       aStride = kMR * kc;
     }
     TileCtx t = tproto;
-    t.first = pc == 0;
+    t.first = pc == 0 && !t.accumulate;
     t.last = pc + kc >= s.k;
     for (int64_t jr = 0; jr < nc; jr += kNR) {
       int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
@@ -570,12 +571,18 @@ void sgemm(const GemmSpec& s, ThreadPool* pool) {
   const Blocking bl = chooseBlocking(s, threads);
   const int64_t mc = bl.mc, nc = bl.nc;
   const int64_t mBlocks = ceilDiv(s.m, mc), nBlocks = ceilDiv(s.n, nc);
-  TileCtx t{&s, rowPassAct(s.ep), true, true};
+  // A residual placed in C itself (an in-place residual, alpha 1): C already holds it, so every
+  // K slice adds onto C and the write-back adds no residual. (Partial sums are stored in C
+  // between slices, which would overwrite a residual read only at the end.)
+  GemmSpec sp = s;
+  const bool inPlace = s.res && s.res == s.c && s.ldres == s.ldc && s.alpha == 1.f;
+  if (inPlace) sp.res = nullptr;
+  TileCtx t{&sp, rowPassAct(sp.ep), true, true, inPlace};
   parallelFor(pool, mBlocks * nBlocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       int64_t ib = it % mBlocks, jb = it / mBlocks;
       int64_t i0 = ib * mc, j0 = jb * nc;
-      runItem(s, t, i0, std::min(mc, s.m - i0), j0, std::min(nc, s.n - j0));
+      runItem(sp, t, i0, std::min(mc, s.m - i0), j0, std::min(nc, s.n - j0));
     }
   });
 }

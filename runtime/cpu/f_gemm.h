@@ -42,7 +42,8 @@ struct GemmSpec {
   float alpha = 1.f;
   MatRef bias;                   // optional addend (broadcast with zero strides), times biasScale
   float biasScale = 1.f;
-  const float* res = nullptr;    // optional residual, row stride ldres, column stride 1
+  const float* res = nullptr;    // optional residual, row stride ldres, column stride 1; may be
+                                 // C itself (same pointer and stride: an in-place residual)
   int64_t ldres = 0;
   Epilogue ep;                   // activation applied last
   // Optional operands already in the micro-kernel's layout (prepackA / prepackB), for weights

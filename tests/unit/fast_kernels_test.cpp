@@ -354,6 +354,10 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 1},  // multi-block
       {1, 40, 9, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1, true},  // in-place res
       {1, 6, 9, 9, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 2, true},    // dw in-place
+      // in-place residuals read where they are: a 1x1 GEMM with two K slices (K = 300 > 256)
+      // accumulating onto the residual, and a matrix-vector one (M = 3)
+      {1, 300, 5, 6, 40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 1, true},
+      {1, 20, 6, 7, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 3, true},
       // im2col tap programs (AVX-512: at least 4 channels per tap in a K slice): strides and
       // dilations with asymmetric pads, K slices that start inside a channel's taps (K = 750),
       // rows wider than a panel (70 > 32 columns, runs cut at 16 columns).
