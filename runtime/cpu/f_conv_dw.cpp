@@ -5,14 +5,14 @@
 // that matter (7, 14, 28 pixels: most lanes idle or masked), builds a gathered copy of every
 // plane for strides 2, and broadcasts one weight per tap. Here 16 channels form one vector
 // instead. Per (image, 16-channel block, band of output rows):
-//  - the band's input rows are transposed into a zero-padded [row][column][16] buffer: the rows
-//    are one flat range of each channel's plane, taken 16 pixels at a time through a 16x16
-//    in-register transpose, each pixel's vector stored at its padded (row, column);
+//  - the band's input rows are transposed into a zero-padded [row][column][16] buffer, 16
+//    columns of the 16 channels at a time through a 16x16 in-register transpose;
 //  - every output pixel is then a sum over taps of one aligned 64-byte load times that tap's 16
 //    weights, whatever the width or the stride; 8 pixels at a time (blocks may span rows), so
 //    8 FMA chains hide the latency;
-//  - the band's outputs go back through the same transpose to the channels' planes, where the
-//    residual and the activation are applied.
+//  - the band's outputs go back through the same transpose to the channels' planes (the band
+//    is one flat range of each output plane, taken 16 pixels at a time), where the residual and
+//    the activation are applied.
 // The layout change stays inside the kernel: the graph stays NCHW. Bands keep the buffer near
 // 64 KB (a 112-wide plane is cut into bands of a few rows; a 14x14 plane is one band).
 // Measured (kernel_bench, 1 thread, this Xeon): 5x5/2 240@28 0.214 -> 0.07 ms, 5x5 576@14
@@ -136,10 +136,10 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
       const __m512 bv = bias ? _mm512_maskz_loadu_ps(chMask, bias + c0) : _mm512_setzero_ps();
       const float* xb = x + (n * g.c + c0) * plane;
       const int64_t oy0 = bi * band, oy1 = std::min(g.oh, oy0 + band);
-      // Input rows iy0 .. iy0 + nin - 1 into the buffer, zero outside the image. The rows inside
-      // are contiguous in each channel's plane: they are transposed 16 pixels at a time along
-      // that flat range (a 7x7 plane is 4 transposes, not 7 of mostly empty rows), and each
-      // pixel's vector is stored at its (row, column) of the buffer.
+      // Input rows iy0 .. iy0 + nin - 1 into the buffer, zero outside the image: each row of the 16
+      // channels, 16 columns at a time through a 16x16 transpose. (Transposing the band as one flat
+      // range of each plane, fewer transposes on 7-wide rows, measured slower: 3x3/2 144@56 0.145
+      // against 0.125 ms, the per-pixel placement costing more than the saved shuffles.)
       const int64_t iy0 = oy0 * g.sh - g.pt, nin = (oy1 - 1 - oy0) * g.sh + extra;
       const int64_t copyEnd = std::min(g.w, wp - g.pl);  // input columns [0, copyEnd) are read
       const int64_t inLo = std::max<int64_t>(iy0, 0), inHi = std::min(iy0 + nin, g.h);  // rows in the image
@@ -153,19 +153,16 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
         if (g.pl > 0) std::memset(dst, 0, sizeof(float) * 16 * std::min(g.pl, wp));
         for (int64_t cx = g.pl + copyEnd; cx < wp; ++cx) _mm512_store_ps(dst + cx * 16, _mm512_setzero_ps());
       }
-      if (copyEnd > 0 && inHi > inLo) {
-        const int64_t p1 = inHi * g.w;
-        int64_t iy = inLo, ix = 0;  // the pixel at flat index p
-        for (int64_t p0 = inLo * g.w; p0 < p1; p0 += 16) {
-          const int64_t valid = std::min<int64_t>(16, p1 - p0);
-          const __mmask16 m = vm::tailMask(valid);
+      for (int64_t iy = inLo; iy < inHi && copyEnd > 0; ++iy) {
+        float* dst = buf + (iy - iy0) * rowFloats + g.pl * 16;
+        for (int64_t x0 = 0; x0 < copyEnd; x0 += 16) {
+          const int64_t valid = std::min<int64_t>(16, copyEnd - x0);
+          const __mmask16 colMask = vm::tailMask(valid);
           __m512 v[16];
-          for (int c = 0; c < 16; ++c) v[c] = c < cnt ? _mm512_maskz_loadu_ps(m, xb + c * plane + p0) : _mm512_setzero_ps();
+          for (int c = 0; c < 16; ++c)
+            v[c] = c < cnt ? _mm512_maskz_loadu_ps(colMask, xb + c * plane + iy * g.w + x0) : _mm512_setzero_ps();
           transpose16(v);
-          for (int64_t j = 0; j < valid; ++j) {
-            if (ix < copyEnd) _mm512_store_ps(buf + ((iy - iy0) * wp + g.pl + ix) * 16, v[j]);
-            if (++ix == g.w) ix = 0, ++iy;
-          }
+          for (int64_t j = 0; j < valid; ++j) _mm512_store_ps(dst + (x0 + j) * 16, v[j]);
         }
       }
       // The band's outputs, pixel vectors in row-major order, kNB pixels at a time (the last
