@@ -456,6 +456,13 @@ TEST_P(FastKernels, FastPools) {
     checkPool(pool(), rng, isMax, 1, 5, 9, 11, 3, 2, 1, 1, {}, "SAME_UPPER", false, false);
     checkPool(pool(), rng, isMax, 1, 5, 9, 11, 4, 4, 3, 3, {}, "SAME_LOWER", false, true);
     checkPool(pool(), rng, isMax, 2, 2, 7, 7, 7, 7, 1, 1, {}, "VALID", false, false);
+    // strided rows wide enough for the vector phase split (stride 2: 32 floats per step, then
+    // the scalar tail): Inception's 3x3/2 on 147 columns, SqueezeNet's ceil_mode on 111, a 2x2/2
+    // on 64, stride 3 with pads
+    checkPool(pool(), rng, isMax, 1, 3, 9, 147, 3, 3, 2, 2, {}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 2, 11, 111, 3, 3, 2, 2, {}, "NOTSET", true, false);
+    checkPool(pool(), rng, isMax, 1, 2, 6, 64, 2, 2, 2, 2, {}, "NOTSET", false, false);
+    checkPool(pool(), rng, isMax, 1, 2, 10, 50, 3, 4, 3, 3, {1, 2, 1, 1}, "NOTSET", false, true);
     // stride 1, output as wide as the input (the whole-plane path): Inception's 3x3 pad 1 with and
     // without the pads counted, asymmetric 5x5 pads (1 left, 3 right), 1x3 and 3x1
     checkPool(pool(), rng, isMax, 1, 3, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, "NOTSET", false, true);
