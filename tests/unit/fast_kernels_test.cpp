@@ -390,6 +390,11 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 13, 17, 19, 13, 5, 5, 13, 3, 3, 2, 2, 0, 0, 0, 0, "VALID", true, false, 5},
       {1, 32, 9, 23, 32, 1, 7, 32, 1, 1, 1, 1, 0, 3, 0, 2, "NOTSET", true, true, 0},
       {1, 16, 12, 5, 16, 7, 1, 16, 1, 1, 1, 1, 0, 0, 0, 0, "SAME_UPPER", true, false, 10},
+      // strided layers with fewer than 4 channels (the per-row im2col packer's gathers): rows
+      // of 45 and 37 columns, dilation 2 with asymmetric pads, stride 3
+      {1, 3, 20, 45, 16, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
+      {1, 2, 17, 37, 8, 3, 3, 1, 2, 2, 2, 2, 2, 1, 0, 2, "NOTSET", true, false, 2},
+      {2, 3, 12, 34, 8, 5, 5, 1, 3, 3, 1, 1, 2, 2, 2, 2, "NOTSET", false, false, 0},
       // a single-channel input under a large kernel (GEMM, not the depthwise kernels), and a large
       // kernel with few output channels (the direct kernel, ungrouped)
       {1, 1, 30, 40, 8, 7, 5, 1, 2, 2, 1, 1, 3, 2, 3, 2, "NOTSET", true, false, 1},
