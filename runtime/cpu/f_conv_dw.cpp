@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "f_conv.h"
+#include "f_gemm.h"
 #include "f_vmath.h"
 
 namespace mgrt {
@@ -89,13 +90,6 @@ inline void pixelBlock(const float* const* base, const float* wv, const int64_t*
   for (int j = 0; j < NB; ++j) _mm512_store_ps(out + j * 16, acc[j]);
 }
 
-// 64-byte aligned scratch per thread, grown on demand.
-float* scratch(std::vector<float>& v, int64_t floats) {
-  if (static_cast<int64_t>(v.size()) < floats + 16) v.resize(static_cast<size_t>(floats + 16));
-  uintptr_t p = reinterpret_cast<uintptr_t>(v.data());
-  return reinterpret_cast<float*>((p + 63) & ~uintptr_t{63});
-}
-
 }  // namespace
 
 void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
@@ -118,11 +112,11 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
   const bool vecAct = vm::vecAct(ep, probe);  // false: actRow on the stored values
 
   parallelFor(pool, g.n * blocks * bands, 1, [&](int64_t b, int64_t e) {
-    static thread_local std::vector<float> bufV, wV, outV;
+    static thread_local fast::Scratch bufS, wS, outS;
     const int64_t inRowsMax = (band - 1) * g.sh + extra;
-    float* buf = scratch(bufV, inRowsMax * rowFloats);
-    float* wv = scratch(wV, taps * 16);
-    float* obuf = scratch(outV, (band * g.ow + 16) * 16);
+    float* buf = bufS.get(inRowsMax * rowFloats);
+    float* wv = wS.get(taps * 16);
+    float* obuf = outS.get((band * g.ow + 16) * 16);
     int64_t lastBlock = -1;
     for (int64_t item = b; item < e; ++item) {
       const int64_t bi = item % bands, blk = item / bands, n = blk / blocks, c0 = (blk % blocks) * 16;

@@ -77,19 +77,6 @@ inline VF fmadd(VF a, VF b, VF c) {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
-// Thread-local, 64-byte aligned scratch that only grows.
-struct Scratch {
-  std::unique_ptr<float[]> mem;
-  int64_t cap = 0;
-  float* get(int64_t n) {
-    if (n > cap) {
-      mem.reset(new float[n + 16]);
-      cap = n;
-    }
-    uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
-    return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
-  }
-};
 Scratch& scratchA() {
   static thread_local Scratch s;
   return s;

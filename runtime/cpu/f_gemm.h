@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <new>
 
 #include "mg_kernels.h"
@@ -64,6 +65,21 @@ void prepackB(const MatRef& B, int64_t k, int64_t n, float* dst);
 inline bool usesPanels(const GemmSpec& s) { return s.packB || (s.m > 4 && s.n > 4); }
 // A pre-packed operand kept in a step's state (mg_runtime.h, StepState), 64-byte aligned like
 // the packing scratch (the micro-kernel loads B panels with aligned vector loads).
+// 64-byte aligned scratch that only grows (its contents are not kept when it does); kept
+// thread-local by its users: the GEMM's packing buffers, the depthwise kernel's bands.
+struct Scratch {
+  std::unique_ptr<float[]> mem;
+  int64_t cap = 0;
+  float* get(int64_t n) {
+    if (n > cap) {
+      mem.reset(new float[n + 16]);
+      cap = n;
+    }
+    uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
+    return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
+  }
+};
+
 class Prepacked {
  public:
   explicit Prepacked(int64_t floats)

@@ -267,7 +267,10 @@ void printProfile(const Model* m) {
                  total > 0 ? 100.0 * kindSeconds[k] / total : 0.0, kinds[k].c_str(), kindSteps[k]);
   // The 25 slowest steps, or MAGNETO_PROFILE_STEPS of them (0: every step).
   int shown = 25;
-  if (const char* e = std::getenv("MAGNETO_PROFILE_STEPS")) shown = std::atoi(e) > 0 ? std::atoi(e) : p.numSteps;
+  if (const char* e = std::getenv("MAGNETO_PROFILE_STEPS")) {
+    const int n = std::atoi(e);
+    shown = n > 0 ? n : p.numSteps;
+  }
   std::fprintf(stderr, "  slowest steps:\n");
   for (int k = 0; k < p.numSteps && k < shown; ++k) {
     int i = order[k];
