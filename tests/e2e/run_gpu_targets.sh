@@ -43,6 +43,19 @@ export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 passed=0; failed=0; failures=()
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); failures+=("$1"); }
+# two_at_a_time FUNC ITEM...: runs "FUNC ITEM" for every item in the background, at most two at a
+# time (two cores), and returns when all have finished. Each is waited for by its pid: a bare
+# `wait` after `wait -n` was seen returning before the last job had finished.
+two_at_a_time() {
+  local fn=$1 item running=0 pids=() p
+  shift
+  for item in "$@"; do
+    "$fn" "$item" &
+    pids+=($!); running=$((running + 1))
+    if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
+  done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+}
 rm -rf "$work"; mkdir -p "$work/zoo"
 
 # The small models: exported here if the zoo stage has not (models/export.py skips existing ones).
@@ -87,20 +100,20 @@ check_case() {
   for ds in "$d"/test_data_set_*; do args+=(--data "$ds"); done
   "$magnetoc" check "$d/model.onnx" "${args[@]}" --target "$tg" --emulate -q "$@" > "$log" 2>&1
 }
-# Runs the queued cases (lines "LABEL|DIR|TARGET|LOG|EXTRA ARGS") two at a time, then reports
-# each in queue order.
+# One queued case (a line "LABEL|DIR|TARGET|LOG|EXTRA ARGS"): its check, exit status in LOG.rc.
+queued_case() {
+  local d tg log extra
+  IFS='|' read -r _ d tg log extra <<< "$1"
+  # shellcheck disable=SC2086  # EXTRA ARGS are words
+  check_case "$d" "$tg" "$log" $extra
+  echo $? > "$log.rc"
+}
+# Runs the queued cases two at a time, then reports each in queue order.
 run_cases() {
-  local queue=("$@") i=0 running=0 pids=()
-  for i in "${!queue[@]}"; do
-    IFS='|' read -r _ d tg log extra <<< "${queue[$i]}"
-    # shellcheck disable=SC2086  # EXTRA ARGS are words
-    ( check_case "$d" "$tg" "$log" $extra; echo $? > "$log.rc" ) &
-    pids+=($!); running=$((running + 1))
-    if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
-  done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  for i in "${!queue[@]}"; do
-    IFS='|' read -r label _ _ log _ <<< "${queue[$i]}"
+  local item label log
+  two_at_a_time queued_case "$@"
+  for item in "$@"; do
+    IFS='|' read -r label _ _ log _ <<< "$item"
     if [ "$(cat "$log.rc" 2>/dev/null)" = 0 ]; then ok "$label"; else tail -3 "$log"; bad "$label"; fi
   done
 }
@@ -297,17 +310,9 @@ for i in "${!builds[@]}"; do
     jobs+=("$t $m $arch")
   done
 done
-running=0
-pids=()
-for j in "${jobs[@]}"; do
-  build_one $j &
-  pids+=($!)
-  running=$((running + 1))
-  if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
-done
-# Each build by its pid: a bare `wait` after `wait -n` was seen returning before the last build
-# had finished.
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+# shellcheck disable=SC2086  # a job is "TARGET MODEL [ARCH]": build_one's words
+build_job() { build_one $1; }
+two_at_a_time build_job "${jobs[@]}"
 for j in "${jobs[@]}"; do
   read -r t m _ <<< "$j"
   pkg="$work/pkg-$t-$m"
