@@ -38,6 +38,11 @@ print_times() {
 trap 'rc=$?; if [ $rc -ne 0 ]; then print_times; echo "FAILED after $(( $(date +%s) - start )) s"; fi' EXIT
 
 step "set-up"
+# Free disk: the stages need a few GB (the zoo's exported models, packages of up to 1.1 GB each
+# while one is checked, the sanitizer build); a full disk shows up as a linker error far later.
+free_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
+echo "free disk where the build goes: $((free_kb / 1024 / 1024)) GB"
+[ "$free_kb" -ge $((6 * 1024 * 1024)) ] || echo "WARNING: under 6 GB free; the zoo and sanitize stages may run out of disk"
 bash scripts/setup.sh
 # setup.sh installed every tool the tests use (all but nvcc, which comes with the machine image):
 # from here a missing one fails its test instead of skipping it (tests/lib/missing_tool.sh).

@@ -1,6 +1,7 @@
 // `magnetoc bench`: compile + build (fast path, cached by a hash of the model and the options
 // in the work folder), then time the runner on seeded random inputs. The last line on stdout is
 // median_ms=X.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -48,6 +49,28 @@ Expected<std::string> benchKey(const BenchOptions& o) {
   return hashHex(h);
 }
 
+// The default bench cache keeps the builds of the kBenchKeep most recently used keys (a build of
+// VGG-19 weighs 1.1 GB: runner and weights); older ones are removed. A --work-dir is the user's
+// own and is never pruned.
+constexpr size_t kBenchKeep = 8;
+
+void pruneBenchCache(const fs::path& work, const fs::path& keep, Reporter& rep) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  for (const auto& e : fs::directory_iterator(work, ec)) {
+    if (!e.is_directory(ec) || e.path() == keep) continue;
+    fs::path stamp = e.path() / "magnetoc_bench.stamp";
+    auto t = fs::last_write_time(fs::exists(stamp, ec) ? stamp : e.path(), ec);
+    if (!ec) entries.emplace_back(t, e.path());
+  }
+  if (entries.size() < kBenchKeep) return;
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = kBenchKeep - 1; i < entries.size(); ++i) {
+    fs::remove_all(entries[i].second, ec);
+    if (!ec) rep.detail("removed the older bench build " + entries[i].second.string());
+  }
+}
+
 }  // namespace
 
 Status benchModel(const BenchOptions& o) {
@@ -56,7 +79,8 @@ Status benchModel(const BenchOptions& o) {
   if (o.threads < 1) return badInput("--threads must be at least 1");
   if (o.runs < 1) return badInput("--runs must be at least 1");
   std::string work = o.workDir;
-  if (work.empty()) {
+  const bool defaultCache = work.empty();
+  if (defaultCache) {
     MG_ASSIGN_OR_RETURN(std::string cache, cacheDir());
     work = cache + "/bench";
   }
@@ -72,6 +96,7 @@ Status benchModel(const BenchOptions& o) {
   if (auto s = readFile(stamp.string()); s.ok() && fs::is_regular_file(s.value(), ec)) {
     runner = s.value();
     rep.progress("using the cached build in " + dir.string());
+    fs::last_write_time(stamp, fs::file_time_type::clock::now(), ec);  // most recently used
   } else {
     CompileOptions co = o.compile;
     co.outDir = (dir / "package").string();
@@ -81,6 +106,7 @@ Status benchModel(const BenchOptions& o) {
                                                    !co.weightsFile, co.arch, rep));
     MG_RETURN_IF_ERROR(writeFile(stamp.string(), runner));
   }
+  if (defaultCache) pruneBenchCache(work, dir, rep);
 
   rep.progress(fmt::format("timing {} runs after {} warm-up runs on {} thread(s)", o.runs, o.warmup,
                            o.threads));

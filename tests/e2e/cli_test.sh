@@ -125,6 +125,15 @@ expect_rc 0 "bench" -- "$magnetoc" bench "$model" --runs 3 --threads 1 --work-di
 [ "$(tail -1 "$work/out.txt" | cut -d= -f1)" = "median_ms" ] || fail "bench's last line is not median_ms=: $(cat "$work/out.txt")"
 expect_rc 0 "bench (cached)" -- "$magnetoc" bench "$model" --runs 2 --work-dir "$work/bench"
 grep -q "using the cached build" "$work/err.txt" || fail "bench did not reuse its build"
+# The default cache (MAGNETO_CACHE_DIR/bench) keeps the 8 most recently used builds.
+mkdir -p "$work/cache/bench"
+if [ -n "${MAGNETO_CACHE_DIR:-}" ]; then  # reuse the built runtime: link all but the bench folder
+  for e in "$MAGNETO_CACHE_DIR"/*; do [ "$(basename "$e")" = bench ] || ln -s "$e" "$work/cache/"; done
+fi
+for i in 1 2 3 4 5 6 7 8 9; do mkdir -p "$work/cache/bench/old$i"; touch -d "2026-01-0$i" "$work/cache/bench/old$i"; done
+expect_rc 0 "bench (default cache)" -- env MAGNETO_CACHE_DIR="$work/cache" "$magnetoc" bench "$model" --runs 1 -q
+[ "$(ls "$work/cache/bench" | wc -l)" = 8 ] || fail "the bench cache was not pruned to 8 builds: $(ls "$work/cache/bench")"
+[ ! -e "$work/cache/bench/old2" ] && [ -e "$work/cache/bench/old3" ] || fail "the bench cache pruned the wrong builds: $(ls "$work/cache/bench")"
 
 relu=/usr/share/libonnx-testdata/data/node/test_relu
 if [ -e "$relu/model.onnx" ]; then

@@ -57,6 +57,8 @@ two_at_a_time() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 }
 rm -rf "$work"; mkdir -p "$work/zoo"
+# nvcc and hipcc leave empty folders (NAME-xxxxxx) in TMPDIR: keep them in the work folder.
+mkdir -p "$work/tmp"; export TMPDIR="$work/tmp"
 
 # The small models: exported here if the zoo stage has not (models/export.py skips existing ones).
 IFS=',' read -ra names <<< "$models"

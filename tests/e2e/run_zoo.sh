@@ -12,6 +12,9 @@
 # ..., in models/light or $MAGNETO_LIGHT_DIR), given seeded weights and inputs by models/light.py
 # and checked against onnxruntime-node's outputs (their only reference), with the parallel passes
 # on 2 threads; "none" skips them. Default: all nine.
+# A passing model's work folder (its package, runner and weights: up to 1.1 GB for VGG-19) is
+# removed as soon as it passes, so the stage's disk peak is one model, not the zoo; a failing one is
+# kept for its logs. MAGNETO_KEEP_ZOO_WORK=1 keeps them all.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 models="inception_v3,squeezenet1_1,resnext50_32x4d,inception_block,mha_block,multi_tower"
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
+passed_work() { [ "${MAGNETO_KEEP_ZOO_WORK:-0}" = 1 ] || rm -rf "$1"; }
 
 folders=()
 if [ -n "$models" ]; then
@@ -70,7 +74,7 @@ for m in "${folders[@]}"; do
     threads=2; [ -n "$variant" ] && threads=1
     if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" --threads "$threads" \
          --work-dir "$work/$m${variant:+-noparallel}" --rtol "$rtol" --atol "$atol" -q $variant; then
-      echo "PASS $label"; passed=$((passed + 1))
+      echo "PASS $label"; passed=$((passed + 1)); passed_work "$work/$m${variant:+-noparallel}"
     else
       echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")
     fi
@@ -87,7 +91,7 @@ if [ "$light_models" != none ] && [ -n "$light_models" ]; then
         read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'])" "$dir/meta.json")
         if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --threads 2 \
              --work-dir "$work/light_$m" --rtol "$rtol" --atol "$atol" -q; then
-          echo "PASS light_$m"; passed=$((passed + 1))
+          echo "PASS light_$m"; passed=$((passed + 1)); passed_work "$work/light_$m"
         else
           echo "FAIL light_$m"; failed=$((failed + 1)); failures+=("light_$m")
         fi
