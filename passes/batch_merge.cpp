@@ -62,7 +62,7 @@ constexpr int64_t kMaxStackedWeightBytes = int64_t{256} << 20;
 std::string actLine(const Node* n) {
   std::string act = n->attrs().getString("mg_act", "");
   if (act == "Relu" || act == "Sigmoid" || act == "Tanh" || act == "HardSwish" ||
-      act == "Softplus" || act == "Gelu")
+      act == "Softplus" || act == "Gelu" || act == "Swish")
     return act + " t0";
   if (act == "LeakyRelu" || act == "Elu")
     return fmt::format("{} t0 alpha={:.9g}", act, n->attrs().getFloat("mg_alpha", 0.0));

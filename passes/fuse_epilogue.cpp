@@ -6,6 +6,8 @@
 //      (the residual, added after the bias and before the activation: ResNet's shortcut).
 //   c. any of the four + an activation (trait kActivation: Relu, LeakyRelu, Sigmoid, Clip with
 //      constant bounds, ...)                                            -> attr mg_act/mg_alpha/mg_beta.
+//   d. any of the four + Mul(y, Sigmoid(y)) (Swish / SiLU, as PyTorch exports it: the result's
+//      two users are that Sigmoid and that Mul)                         -> mg_act = "Swish".
 //
 // Legal because each rewrite applies exactly the same elementwise function to every output
 // element, in the same order (bias, residual, activation), and only when the op's result has no
@@ -105,6 +107,26 @@ bool fuseResidual(Graph& g, Node* conv, Node* add) {
   return true;
 }
 
+// y = host's result with exactly two users, s = Sigmoid(y) used only by m = Mul(y, s) (either
+// order): m's value is Swish(y), the same x * (1 / (1 + e^-x)) per element.
+bool fuseSwish(Graph& g, Node* host) {
+  Value* y = host->output(0);
+  if (host->attrs().has("mg_act") || y->isGraphOutput() || y->uses().size() != 2) return false;
+  Node* sig = nullptr;
+  Node* mul = nullptr;
+  for (const auto& u : y->uses()) {
+    if (u.node->kind() == "Sigmoid") sig = u.node;
+    else if (u.node->kind() == "Mul") mul = u.node;
+  }
+  if (!sig || !mul || !soleUse(sig->output(0)) || sig->output(0)->uses()[0].node != mul) return false;
+  if (mul->output(0)->type() != y->type()) return false;
+  host->attrs().set("mg_act", std::string("Swish"));
+  g.replaceAllUsesWith(mul->output(0), y);
+  g.eraseNode(mul);
+  g.eraseNode(sig);
+  return true;
+}
+
 bool fuseActivation(Graph& g, Node* host, Node* act) {
   if (host->attrs().has("mg_act")) return false;
   double alpha, beta;
@@ -126,7 +148,18 @@ Expected<bool> fuseEpilogues(Graph& g) {
     if (erased.count(host) || !isEpilogueHost(host)) continue;
     for (;;) {  // bias, then residual, then activation, as far as the chain goes
       Value* y = host->output(0);
-      if (!soleUse(y)) break;
+      if (!soleUse(y)) {
+        if (y->uses().size() == 2) {
+          Node* a = y->uses()[0].node;
+          Node* b = y->uses()[1].node;
+          if (fuseSwish(g, host)) {
+            erased.insert(a);
+            erased.insert(b);
+            changed = true;
+          }
+        }
+        break;
+      }
       Node* next = y->uses()[0].node;
       bool fused = false;
       erased.insert(next);  // erased when fused; if not fused, the loop stops here anyway

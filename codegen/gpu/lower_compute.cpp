@@ -19,7 +19,7 @@ namespace {
 
 int actCode(const std::string& a) {
   static const char* kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh",
-                                "HardSigmoid", "Elu", "Gelu", "HardSwish", "Selu", "Softplus"};
+                                "HardSigmoid", "Elu", "Gelu", "HardSwish", "Selu", "Softplus", "Swish"};
   for (int i = 0; i < static_cast<int>(sizeof(kActs) / sizeof(kActs[0])); ++i)
     if (a == kActs[i]) return i;
   return -1;

@@ -94,6 +94,7 @@ std::string unaryExpr(const std::string& op, const std::string& x, double alpha,
   if (op == "HardSigmoid")
     return fmt::format("fminf(fmaxf({1} * {0} + {2}, 0.f), 1.f)", x, a, b);
   if (op == "HardSwish") return fmt::format("({0} * fminf(fmaxf({0} / 6.f + 0.5f, 0.f), 1.f))", x);
+  if (op == "Swish") return fmt::format("({0} * (1.f / (1.f + expf(-{0}))))", x);
   if (op == "Elu") return fmt::format("({0} >= 0.f ? {0} : {1} * (expf({0}) - 1.f))", x, a);
   if (op == "Selu")
     return fmt::format("({0} > 0.f ? {2} * {0} : {2} * ({1} * expf({0}) - {1}))", x, a, b);

@@ -6,7 +6,10 @@
 //    only scratch is the GEMM's own KC x NC panel buffer (bounded, thread-local).
 //  - 1x1 with a stride and no padding: the sampled pixels gathered once, then as 1x1 stride 1;
 //  - grouped layers, and large kernels with few output channels: the direct kernel
-//    (f_conv_direct.cpp) instead.
+//    (f_conv_direct.cpp) instead;
+//  - at most 4 input channels (a network's stem) with 8 or more output channels: the stem kernel
+//    (f_conv_stem.cpp), output channels broadcast against 16-pixel vectors of a padded,
+//    column-phase-split copy of the image.
 // Bias, residual and activation are the GEMM epilogue. Depthwise convolutions (one input channel
 // per group) with at least 12 channels run with 16 channels per vector (f_conv_dw.cpp, AVX-512);
 // the others (channel multipliers, few channels, other ISAs) run the row kernel below, threaded
@@ -437,6 +440,23 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     return 0;
   }
 #if defined(__AVX512F__)
+  if (conv::stemApplies(g)) {
+    const float* wp = nullptr;
+    std::vector<float> wLocal;
+    if (ctx.constant(1)) {
+      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
+        return fast::Prepacked::make(conv::stemPackedSize(g), [&](float* d) { conv::stemPackWeights(g, w, d); });
+      });
+      if (pk) wp = pk->data();
+    }
+    if (!wp) {
+      wLocal.resize(static_cast<size_t>(conv::stemPackedSize(g)));
+      conv::stemPackWeights(g, w, wLocal.data());
+      wp = wLocal.data();
+    }
+    conv::stemConv(g, x, wp, bias, res, y, ep, ctx.pool);
+    return 0;
+  }
   if (conv::directApplies(g)) {
     // Weights in the direct kernel's layout: once per handle when constant, else per call.
     const float* wp = nullptr;

@@ -34,5 +34,15 @@ bool depthwiseC16Applies(const ConvGeom& g);
 void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
                   float* y, const Epilogue& ep, ThreadPool* pool);
 
+// Direct convolution for few input channels with the output channels in the vector lanes
+// (f_conv_stem.cpp: a network's stem): whether this build and this geometry take it, its packed
+// weights ([K][M rounded up to 16], packed once per handle when constant) and the kernel. res as
+// above, or Y itself (read right before each write).
+bool stemApplies(const ConvGeom& g);
+int64_t stemPackedSize(const ConvGeom& g);
+void stemPackWeights(const ConvGeom& g, const float* w, float* dst);
+void stemConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,
+              float* y, const Epilogue& ep, ThreadPool* pool);
+
 }  // namespace conv
 }  // namespace mgrt

@@ -41,34 +41,6 @@ bool depthwiseC16Applies(const ConvGeom& g) {
 
 namespace {
 
-// r[i] (row i of a 16x16 block) becomes column i. (The all-lanes maskz forms are the plain
-// instructions; GCC 12 warns about the unmasked intrinsics' undefined pass-through operand.)
-inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
-    t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
-    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
-    r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, a, c));
-    r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, a, c));
-    r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, b, d));
-    r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, b, d));
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0xdd);
-  }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0xdd);
-  }
-}
-
 constexpr int kNB = 8;  // output pixels per register block (independent FMA chains)
 
 // out[j] = bias + sum over taps t of (the vector at base[j] + toff[t]) * w[t], for NB output
@@ -155,7 +127,7 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
           __m512 v[16];
           for (int c = 0; c < 16; ++c)
             v[c] = c < cnt ? _mm512_maskz_loadu_ps(colMask, xb + c * plane + iy * g.w + x0) : _mm512_setzero_ps();
-          transpose16(v);
+          vm::transpose16(v);
           for (int64_t j = 0; j < valid; ++j) _mm512_store_ps(dst + (x0 + j) * 16, v[j]);
         }
       }
@@ -179,7 +151,7 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
         const __mmask16 m = vm::tailMask(valid);
         __m512 v[16];
         for (int j = 0; j < 16; ++j) v[j] = j < valid ? _mm512_load_ps(obuf + (p0 - q0 + j) * 16) : _mm512_setzero_ps();
-        transpose16(v);
+        vm::transpose16(v);
         for (int c = 0; c < cnt; ++c) {
           const int64_t off = (n * g.c + c0 + c) * oplane + p0;
           __m512 t = v[c];

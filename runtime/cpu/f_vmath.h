@@ -124,6 +124,33 @@ inline __m512i strideLanes(int64_t s) {
   return _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int>(s)),
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
+// r[i] (row i of a 16x16 block) becomes column i. (The all-lanes maskz forms are the plain
+// instructions; GCC 12 warns about the unmasked intrinsics' undefined pass-through operand.)
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, a, c));
+    r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, a, c));
+    r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, b, d));
+    r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, b, d));
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0xdd);
+  }
+}
 #endif
 
 // The activations a vector write-back applies itself (None, Relu, LeakyRelu, Clip; true), on a
@@ -174,6 +201,7 @@ inline void actRow(const Epilogue& ep, const float* x, float* o, int64_t n) {
       return;
     case Act::kElu: for (int64_t e = 0; e < n; ++e) o[e] = x[e] >= 0.f ? x[e] : al * (vexp(x[e]) - 1.f); return;
     case Act::kGelu: for (int64_t e = 0; e < n; ++e) o[e] = vgelu(x[e]); return;
+    case Act::kSwish: for (int64_t e = 0; e < n; ++e) o[e] = x[e] * vsigmoid(x[e]); return;
     default: for (int64_t e = 0; e < n; ++e) o[e] = applyAct(ep, x[e]); return;
   }
 }

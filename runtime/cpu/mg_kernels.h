@@ -44,7 +44,7 @@ inline void broadcastStrides(const Tensor& x, const Tensor& o, int64_t* bs) {
 
 // Epilogue activations shared by fused kernels (attribute mg_act, mg_alpha, mg_beta) and the
 // standalone activation kernels, so both compute exactly the same function.
-enum class Act { kNone, kRelu, kLeakyRelu, kSigmoid, kTanh, kClip, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus, kGelu };
+enum class Act { kNone, kRelu, kLeakyRelu, kSigmoid, kTanh, kClip, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus, kGelu, kSwish };
 Act parseAct(const std::string& name);
 struct Epilogue {
   Act act = Act::kNone;
@@ -65,6 +65,7 @@ inline float applyAct(const Epilogue& e, float x) {
     case Act::kSelu: return x > 0.f ? e.beta * x : e.beta * (e.alpha * std::exp(x) - e.alpha);
     case Act::kSoftplus: return x > 20.f ? x : std::log1p(std::exp(x));
     case Act::kGelu: return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f));
+    case Act::kSwish: return x * (1.f / (1.f + std::exp(-x)));  // x * Sigmoid(x), as exporters write it
   }
   return x;
 }

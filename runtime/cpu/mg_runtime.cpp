@@ -265,6 +265,7 @@ Act parseAct(const std::string& n) {
   if (n == "Selu") return Act::kSelu;
   if (n == "Softplus") return Act::kSoftplus;
   if (n == "Gelu") return Act::kGelu;
+  if (n == "Swish") return Act::kSwish;
   return Act::kNone;
 }
 

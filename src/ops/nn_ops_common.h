@@ -68,7 +68,7 @@ inline std::vector<AttrSpec> epilogueAttrs() {
 inline Status checkEpilogue(const InferContext& c, const char* op) {
   std::string act = c.attrs().getString("mg_act", "");
   static const char* kActs[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid",
-                                "HardSwish", "Elu", "Selu", "Softplus", "Gelu"};
+                                "HardSwish", "Elu", "Selu", "Softplus", "Gelu", "Swish"};
   if (act.empty()) return Status::success();
   for (const char* k : kActs)
     if (act == k) return Status::success();

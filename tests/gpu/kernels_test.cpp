@@ -180,7 +180,7 @@ TEST(GemmKernel, DegenerateSizes) {
 }
 
 TEST(GemmKernel, EveryEpilogueActivation) {
-  for (int a = mgk::kActNone; a <= mgk::kActSoftplus; ++a) {
+  for (int a = mgk::kActNone; a <= mgk::kActSwish; ++a) {
     GemmCase c;
     c.act = a;
     c.residual = true;
@@ -363,7 +363,7 @@ TEST(ConvKernel, Geometries) {
 }
 
 TEST(ConvKernel, EveryEpilogueActivation) {
-  for (int a = mgk::kActNone; a <= mgk::kActSoftplus; ++a) {
+  for (int a = mgk::kActNone; a <= mgk::kActSwish; ++a) {
     ConvCase c;
     c.act = a;
     c.residual = true;

@@ -131,6 +131,7 @@ inline double act(int a, double x, double alpha, double beta) {
     case mgk::kActHardSwish: return x * std::fmin(1.0, std::fmax(0.0, x / 6 + 0.5));
     case mgk::kActSelu: return x > 0 ? beta * x : beta * (alpha * std::exp(x) - alpha);
     case mgk::kActSoftplus: return std::log1p(std::exp(x));
+    case mgk::kActSwish: return x / (1 + std::exp(-x));
   }
   ADD_FAILURE() << "unknown activation " << a;
   return x;

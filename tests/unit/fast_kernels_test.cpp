@@ -52,7 +52,8 @@ struct ActCase {
 const ActCase kActs[] = {{"", 0, 0},           {"Relu", 0, 0},       {"LeakyRelu", 0.1f, 0},
                          {"Sigmoid", 0, 0},    {"Tanh", 0, 0},       {"Clip", -0.5f, 0.5f},
                          {"HardSigmoid", 0.2f, 0.5f}, {"HardSwish", 0, 0}, {"Elu", 1.f, 0},
-                         {"Selu", 1.6733f, 1.0507f},  {"Softplus", 0, 0}, {"Gelu", 0, 0}};
+                         {"Selu", 1.6733f, 1.0507f},  {"Softplus", 0, 0}, {"Gelu", 0, 0},
+                         {"Swish", 0, 0}};
 
 std::string actAttrs(const ActCase& a) {
   if (!*a.name) return "";
@@ -187,7 +188,7 @@ TEST_P(FastKernels, FastGemmRandomShapes) {
     if (iter % 11 == 0) N = 1 + iter % 3;
     bool ta = iter & 1, tb = (iter >> 1) & 1;
     float alpha = iter % 3 == 0 ? 1.f : 0.75f, beta = iter % 5 == 0 ? 1.f : -0.5f;
-    checkGemm(pool(), rng, M, N, K, ta, tb, alpha, beta, iter % 7, kActs[iter % 12], iter % 4 == 3);
+    checkGemm(pool(), rng, M, N, K, ta, tb, alpha, beta, iter % 7, kActs[iter % (sizeof(kActs) / sizeof(kActs[0]))], iter % 4 == 3);
   }
 }
 
@@ -390,11 +391,35 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 13, 17, 19, 13, 5, 5, 13, 3, 3, 2, 2, 0, 0, 0, 0, "VALID", true, false, 5},
       {1, 32, 9, 23, 32, 1, 7, 32, 1, 1, 1, 1, 0, 3, 0, 2, "NOTSET", true, true, 0},
       {1, 16, 12, 5, 16, 7, 1, 16, 1, 1, 1, 1, 0, 0, 0, 0, "SAME_UPPER", true, false, 10},
-      // strided layers with fewer than 4 channels (the per-row im2col packer's gathers): rows
-      // of 45 and 37 columns, dilation 2 with asymmetric pads, stride 3
+      // strided layers with fewer than 4 channels and fewer than 8 output channels, or more than
+      // 1024 taps (the per-row im2col packer's gathers): rows of 45 and 37 columns, dilation 2
+      // with asymmetric pads, stride 3, a 4-channel 17x17 kernel (K = 1156)
+      {1, 3, 20, 45, 6, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
+      {1, 2, 17, 37, 5, 3, 3, 1, 2, 2, 2, 2, 2, 1, 0, 2, "NOTSET", true, false, 2},
+      {2, 3, 12, 34, 7, 5, 5, 1, 3, 3, 1, 1, 2, 2, 2, 2, "NOTSET", false, false, 0},
+      {1, 4, 30, 33, 9, 17, 17, 1, 2, 2, 1, 1, 8, 8, 8, 8, "NOTSET", true, false, 1},
+      // the stem kernel (AVX-512: <= 4 input channels, >= 8 output channels, K <= 1024): the
+      // same three layers with 16 and 8 output channels; 20 channels (a partial 8-block) under a
+      // 7x7/2 with an in-place residual on 27-pixel rows (tiles of 2 vectors); a single-channel
+      // 11x5 with vertical stride and horizontal dilation on 70-pixel rows (3 + 2 vector tiles);
+      // stride 3 and 4 (the generic phase split), batch 2, bands of rows (40 and 61 rows), SAME
+      // padding, row activations (Sigmoid, Gelu) and vector ones.
       {1, 3, 20, 45, 16, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
       {1, 2, 17, 37, 8, 3, 3, 1, 2, 2, 2, 2, 2, 1, 0, 2, "NOTSET", true, false, 2},
       {2, 3, 12, 34, 8, 5, 5, 1, 3, 3, 1, 1, 2, 2, 2, 2, "NOTSET", false, false, 0},
+      {1, 3, 23, 53, 20, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, true, 1, true},
+      {1, 1, 40, 70, 32, 11, 5, 1, 2, 1, 1, 2, 5, 4, 5, 4, "NOTSET", true, false, 3},
+      {2, 3, 61, 100, 8, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 11},
+      {1, 2, 40, 57, 24, 11, 11, 1, 4, 4, 1, 1, 2, 2, 2, 2, "NOTSET", true, false, 5},
+      {1, 4, 19, 31, 40, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, "SAME_UPPER", true, true, 7},
+      {1, 3, 26, 26, 64, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2, "NOTSET", true, false, 1},
+      // Swish (x * Sigmoid(x), fused by fuse-epilogue) on each kernel: stem, depthwise with 16
+      // channels per vector, 1x1 GEMM with residual, direct grouped, row depthwise.
+      {1, 3, 20, 45, 16, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 12},
+      {1, 32, 14, 14, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 12},
+      {1, 24, 7, 9, 40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 12},
+      {1, 32, 9, 20, 32, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 12},
+      {1, 4, 7, 30, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 12},
       // a single-channel input under a large kernel (GEMM, not the depthwise kernels), and a large
       // kernel with few output channels (the direct kernel, ungrouped)
       {1, 1, 30, 40, 8, 7, 5, 1, 2, 2, 1, 1, 3, 2, 3, 2, "NOTSET", true, false, 1},

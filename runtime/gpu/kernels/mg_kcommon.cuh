@@ -73,6 +73,7 @@ __device__ __forceinline__ float applyAct(int act, float x, float alpha, float b
     }
     case kActSelu: return x > 0.f ? beta * x : beta * (alpha * expf(x) - alpha);
     case kActSoftplus: return x > 20.f ? x : log1pf(expf(x));
+    case kActSwish: return x * (1.f / (1.f + expf(-x)));
     default: return x;
   }
 }

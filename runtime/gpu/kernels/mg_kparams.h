@@ -33,11 +33,11 @@ constexpr int kMaxMapInputs = 6;  // BatchNormalization: x, scale, bias, mean, v
 
 // Epilogue activations, as the IR's mg_act attribute (passes/fuse_epilogue) and the CPU runtime's
 // applyAct (runtime/cpu/mg_kernels.h), with the same alpha/beta meanings: LeakyRelu alpha; Clip
-// [alpha, beta]; HardSigmoid alpha*x+beta; Elu alpha; Selu alpha, gamma = beta; Gelu exact (erf).
+// [alpha, beta]; HardSigmoid alpha*x+beta; Elu alpha; Selu alpha, gamma = beta; Gelu exact (erf); Swish x * Sigmoid(x).
 enum Act : int32_t {
   kActNone = 0, kActRelu = 1, kActLeakyRelu = 2, kActClip = 3, kActSigmoid = 4, kActTanh = 5,
   kActHardSigmoid = 6, kActElu = 7, kActGelu = 8, kActHardSwish = 9, kActSelu = 10,
-  kActSoftplus = 11,
+  kActSoftplus = 11, kActSwish = 12,
 };
 
 // ---- map: elementwise with numpy broadcasting, copies and strided views -------------------------
