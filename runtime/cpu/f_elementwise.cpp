@@ -144,12 +144,17 @@ void runUnary(const Instr& ins, const float* x, float* o, int64_t n) {
   switch (ins.code) {
     case Code::kAbs: for (int64_t e = 0; e < n; ++e) o[e] = std::fabs(x[e]); return;
     case Code::kNeg: for (int64_t e = 0; e < n; ++e) o[e] = -x[e]; return;
+#if defined(__AVX512F__)
+    case Code::kExp: vm::v16::map(x, o, n, [](__m512 v) { return vm::v16::exp(v); }); return;
+    case Code::kErf: vm::v16::map(x, o, n, [](__m512 v) { return vm::v16::erf(v); }); return;
+#else
     case Code::kExp: for (int64_t e = 0; e < n; ++e) o[e] = vm::vexp(x[e]); return;
+    case Code::kErf: for (int64_t e = 0; e < n; ++e) o[e] = vm::verf(x[e]); return;
+#endif
     case Code::kSqrt: for (int64_t e = 0; e < n; ++e) o[e] = std::sqrt(x[e]); return;
     case Code::kRecip: for (int64_t e = 0; e < n; ++e) o[e] = 1.f / x[e]; return;
     case Code::kFloor: for (int64_t e = 0; e < n; ++e) o[e] = std::floor(x[e]); return;
     case Code::kCeil: for (int64_t e = 0; e < n; ++e) o[e] = std::ceil(x[e]); return;
-    case Code::kErf: for (int64_t e = 0; e < n; ++e) o[e] = vm::verf(x[e]); return;
     case Code::kSoftsign: for (int64_t e = 0; e < n; ++e) o[e] = x[e] / (1.f + std::fabs(x[e])); return;
     case Code::kAct: break;
     default: for (int64_t e = 0; e < n; ++e) o[e] = fused::unary(ins, x[e]); return;

@@ -2,13 +2,15 @@
 // branch-free, no library calls, selects instead of ifs. Used by the fast elementwise kernels,
 // where std::exp / std::tanh / std::erf calls keep a loop scalar (about 12x slower for exp).
 //
-// Accuracy against double-precision results (tests/unit/vmath_test.cpp checks these bounds on a
+// Accuracy against double-precision results (tests/unit/fast_rows_test.cpp checks these bounds on a
 // dense sweep of each function's range):
 //   vexp      relative error <= 2 ulp on [-87.3, 88.7]; 0 below (underflow), +inf above, NaN kept
 //   vtanh     <= 3 ulp relative (odd polynomial below |x| 0.625, exp form above)
 //   vsigmoid  <= 3 ulp relative for x >= -80, absolute error < 1e-37 below
 //   verf      absolute error <= 2e-7 (series below |x| 0.5, Numerical Recipes' erfc above)
 //   vgelu     0.5 x (1 + verf(x / sqrt 2))
+// v16:: holds the same functions on 16 AVX-512 lanes, within the same bounds but sigmoid's
+// (3.5 ulp: its reciprocal is rcp14 plus a Newton step); tests/unit/fast_rows_test.cpp checks both.
 #pragma once
 
 #if defined(__AVX512F__)
@@ -153,10 +155,167 @@ inline void transpose16(__m512 r[16]) {
 }
 #endif
 
-// The activations a vector write-back applies itself (None, Relu, LeakyRelu, Clip; true), on a
-// GCC vector V; the others leave x as it is (false) for actRow on the stored values.
+#if defined(__AVX512F__)
+// The same functions on 16 lanes with AVX-512 intrinsics, same formulas and bounds as the scalar
+// forms above. The scalar forms vectorize, but GCC gives them 8 lanes and a true division
+// (vdivps: one result per cycle, the whole cost of a sigmoid); here 1 / d is rcp14 plus one
+// Newton step (within 1 ulp) and 2^n is vscalefps. Measured on 1M floats (this Xeon, one core):
+// sigmoid 0.60 -> 0.10 ns per float, tanh 1.10 -> 0.12, gelu 1.45 -> 0.18.
+namespace v16 {
+
+MG_VM_INLINE __m512 splat(float f) { return _mm512_set1_ps(f); }
+// (The all-lanes maskz forms are the plain instructions; GCC 12 warns about the unmasked
+// intrinsics' undefined pass-through operand, as in transpose16.) The second operand is returned
+// when either is NaN.
+MG_VM_INLINE __m512 vmax(__m512 a, __m512 b) { return _mm512_maskz_max_ps(0xFFFF, a, b); }
+MG_VM_INLINE __m512 vmin(__m512 a, __m512 b) { return _mm512_maskz_min_ps(0xFFFF, a, b); }
+
+// 1 / d: rcp14's 14 bits, one Newton step (e = 1 - d r, r + r e). Where the step is undefined
+// (d = 0, +-inf, NaN: e is NaN) rcp14's own result stands (+-inf, 0, NaN), as 1 / d gives.
+MG_VM_INLINE __m512 recip(__m512 d) {
+  const __m512 r = _mm512_maskz_rcp14_ps(0xFFFF, d);
+  const __m512 e = _mm512_fnmadd_ps(d, r, splat(1.f));
+  return _mm512_mask_fmadd_ps(r, _mm512_cmp_ps_mask(e, e, _CMP_ORD_Q), e, r);
+}
+
+MG_VM_INLINE __m512 exp(__m512 x) {
+  const __mmask16 over = _mm512_cmp_ps_mask(x, splat(88.7228391f), _CMP_GT_OQ);
+  const __mmask16 under = _mm512_cmp_ps_mask(x, splat(-87.3365447f), _CMP_LT_OQ);
+  // max / min return their second operand when either is NaN: NaN goes through.
+  x = vmin(splat(88.7228391f), vmax(splat(-87.3365447f), x));
+  const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, splat(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  __m512 p = splat(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, splat(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, splat(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, splat(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, splat(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, splat(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, splat(1.f)));
+  __m512 y = _mm512_maskz_scalef_ps(0xFFFF, p, n);  // p * 2^n, exact (n is an integer)
+  y = _mm512_mask_blend_ps(over, y, splat(HUGE_VALF));
+  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
+}
+
+MG_VM_INLINE __m512 abs(__m512 x) { return _mm512_abs_ps(x); }
+// |m| with x's sign.
+MG_VM_INLINE __m512 withSign(__m512 m, __m512 x) {
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_maskz_andnot_epi32(0xFFFF, sign, _mm512_castps_si512(m)),
+                                             _mm512_and_si512(sign, _mm512_castps_si512(x))));
+}
+
+MG_VM_INLINE __m512 sigmoid(__m512 x) {
+  const __m512 nx = _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u))));
+  return recip(_mm512_add_ps(splat(1.f), exp(nx)));
+}
+
+MG_VM_INLINE __m512 tanh(__m512 x) {
+  const __m512 a = abs(x), z = _mm512_mul_ps(x, x);
+  __m512 p = splat(-5.70498872745e-3f);
+  p = _mm512_fmadd_ps(p, z, splat(2.06390887954e-2f));
+  p = _mm512_fmadd_ps(p, z, splat(-5.37397155531e-2f));
+  p = _mm512_fmadd_ps(p, z, splat(1.33314422036e-1f));
+  p = _mm512_fmadd_ps(p, z, splat(-3.33332819422e-1f));
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
+  const __m512 e = exp(_mm512_mul_ps(splat(2.f), vmin(splat(20.f), a)));  // NaN stays NaN
+  const __m512 big = withSign(_mm512_fnmadd_ps(splat(2.f), recip(_mm512_add_ps(e, splat(1.f))), splat(1.f)), x);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, splat(0.625f), _CMP_LT_OQ), big, small);
+}
+
+MG_VM_INLINE __m512 erf(__m512 x) {
+  const __m512 a = abs(x), z = _mm512_mul_ps(x, x);
+  __m512 s = splat(-1.f / 75600.f);
+  s = _mm512_fmadd_ps(s, z, splat(1.f / 9360.f));
+  s = _mm512_fmadd_ps(s, z, splat(-1.f / 1320.f));
+  s = _mm512_fmadd_ps(s, z, splat(1.f / 216.f));
+  s = _mm512_fmadd_ps(s, z, splat(-1.f / 42.f));
+  s = _mm512_fmadd_ps(s, z, splat(1.f / 10.f));
+  s = _mm512_fmadd_ps(s, z, splat(-1.f / 3.f));
+  s = _mm512_fmadd_ps(s, z, splat(1.f));
+  const __m512 small = _mm512_mul_ps(_mm512_mul_ps(splat(1.12837916709551257f), x), s);
+  const __m512 t = recip(_mm512_fmadd_ps(splat(0.5f), a, splat(1.f)));
+  __m512 q = splat(0.17087277f);
+  q = _mm512_fmadd_ps(q, t, splat(-0.82215223f));
+  q = _mm512_fmadd_ps(q, t, splat(1.48851587f));
+  q = _mm512_fmadd_ps(q, t, splat(-1.13520398f));
+  q = _mm512_fmadd_ps(q, t, splat(0.27886807f));
+  q = _mm512_fmadd_ps(q, t, splat(-0.18628806f));
+  q = _mm512_fmadd_ps(q, t, splat(0.09678418f));
+  q = _mm512_fmadd_ps(q, t, splat(0.37409196f));
+  q = _mm512_fmadd_ps(q, t, splat(1.00002368f));
+  q = _mm512_fmadd_ps(q, t, splat(-1.26551223f));
+  const __m512 aa = vmin(splat(10.f), a);
+  const __m512 erfc = _mm512_mul_ps(t, exp(_mm512_fnmadd_ps(aa, aa, q)));
+  const __m512 big = withSign(_mm512_sub_ps(splat(1.f), erfc), x);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, splat(0.5f), _CMP_LT_OQ), big, small);
+}
+
+MG_VM_INLINE __m512 gelu(__m512 x) {
+  const __m512 h = _mm512_mul_ps(splat(0.5f), x);
+  return _mm512_fmadd_ps(h, erf(_mm512_mul_ps(x, splat(0.70710678118654752f))), h);
+}
+
+// x = act(x) on 16 lanes; false (x unchanged) for Selu and Softplus, left to applyAct.
+MG_VM_INLINE bool act(const Epilogue& ep, __m512& x) {
+  const __m512 zero = _mm512_setzero_ps();
+  switch (ep.act) {
+    case Act::kNone: return true;
+    case Act::kRelu: x = vmax(x, zero); return true;
+    case Act::kLeakyRelu:
+      x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, splat(ep.alpha));
+      return true;
+    case Act::kClip: x = vmin(vmax(x, splat(ep.alpha)), splat(ep.beta)); return true;
+    case Act::kSigmoid: x = sigmoid(x); return true;
+    case Act::kTanh: x = tanh(x); return true;
+    case Act::kHardSigmoid:
+      x = vmin(vmax(_mm512_fmadd_ps(splat(ep.alpha), x, splat(ep.beta)), zero), splat(1.f));
+      return true;
+    case Act::kHardSwish:
+      x = _mm512_mul_ps(x, vmin(vmax(_mm512_fmadd_ps(x, splat(1.f / 6.f), splat(0.5f)), zero),
+                                         splat(1.f)));
+      return true;
+    case Act::kElu: {
+      const __m512 e = _mm512_mul_ps(splat(ep.alpha), _mm512_sub_ps(exp(x), splat(1.f)));
+      x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, e);
+      return true;
+    }
+    case Act::kGelu: x = gelu(x); return true;
+    case Act::kSwish: x = _mm512_mul_ps(x, sigmoid(x)); return true;
+    default: return false;
+  }
+}
+
+// o[0..n) = f(x[0..n)) 16 lanes at a time, the tail under a mask; o may be x.
+template <typename F>
+MG_VM_INLINE void map(const float* x, float* o, int64_t n, F f) {
+  int64_t e = 0;
+  for (; e + 16 <= n; e += 16) _mm512_storeu_ps(o + e, f(_mm512_loadu_ps(x + e)));
+  if (e < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - e)) - 1u);
+    _mm512_mask_storeu_ps(o + e, m, f(_mm512_maskz_loadu_ps(m, x + e)));
+  }
+}
+
+}  // namespace v16
+#endif
+
+// The activations a vector write-back applies itself, on a GCC vector V: with AVX-512 and 16
+// lanes all but Selu and Softplus (v16::act), otherwise None, Relu, LeakyRelu and Clip. The
+// others leave x as it is (false) for actRow on the stored values.
 template <typename V>
 MG_VM_INLINE bool vecAct(const Epilogue& ep, V& x) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    __m512 t = reinterpret_cast<__m512&>(x);
+    if (!v16::act(ep, t)) return false;
+    x = reinterpret_cast<V&>(t);
+    return true;
+  }
+#endif
   const V zero = V{};
   switch (ep.act) {
     case Act::kNone: return true;
@@ -177,6 +336,26 @@ MG_VM_INLINE bool vecAct(const Epilogue& ep, V& x) {
 // calls (no vector form here).
 inline void actRow(const Epilogue& ep, const float* x, float* o, int64_t n) {
   const float al = ep.alpha, be = ep.beta;
+#if defined(__AVX512F__)
+  // A local copy: the stores to o could alias ep, which would reload it and switch per vector.
+  const Epilogue le = ep;
+  __m512 probe = _mm512_setzero_ps();
+  if (le.act != Act::kNone && v16::act(le, probe)) {
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+      __m512 v = _mm512_loadu_ps(x + e);
+      v16::act(le, v);
+      _mm512_storeu_ps(o + e, v);
+    }
+    if (e < n) {
+      const __mmask16 m = tailMask(n - e);
+      __m512 v = _mm512_maskz_loadu_ps(m, x + e);
+      v16::act(le, v);
+      _mm512_mask_storeu_ps(o + e, m, v);
+    }
+    return;
+  }
+#endif
   switch (ep.act) {
     case Act::kNone:
       if (o != x) std::memmove(o, x, sizeof(float) * static_cast<size_t>(n));
