@@ -154,6 +154,57 @@ float rowSum(const float* x, int64_t n) {
   return s;
 }
 
+#if defined(__AVX512F__)
+// The same row passes on 16 AVX-512 lanes (GCC left the lane loops above scalar: rowMax alone
+// cost 0.9 ns a float on attention's 128-wide rows). NaN propagates through the max: any NaN
+// lane makes the row's max NaN, as rowMax's does.
+float rowMax16(const float* x, int64_t n) {
+  __m512 m = _mm512_set1_ps(-HUGE_VALF);
+  __mmask16 nan = 0;
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 v = _mm512_loadu_ps(x + j);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_maskz_max_ps(0xFFFF, m, v);
+  }
+  if (j < n) {
+    const __mmask16 t = vm::tailMask(n - j);
+    const __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(-HUGE_VALF), t, x + j);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_maskz_max_ps(0xFFFF, m, v);
+  }
+  if (nan) return NAN;
+  alignas(64) float l[16];  // (GCC 12's _mm512_reduce_* warn about an undefined operand)
+  _mm512_store_ps(l, m);
+  float r = l[0];
+  for (int k = 1; k < 16; ++k) r = l[k] > r ? l[k] : r;
+  return r;
+}
+
+// y = e^(x - m) along the row; returns the sum of y.
+float expRowSum16(const float* x, float m, float* y, int64_t n) {
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e = vm::v16::exp(_mm512_sub_ps(_mm512_loadu_ps(x + j), mv));
+    _mm512_storeu_ps(y + j, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (j < n) {
+    const __mmask16 t = vm::tailMask(n - j);
+    const __m512 e = _mm512_maskz_mov_ps(t, vm::v16::exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + j), mv)));
+    _mm512_mask_storeu_ps(y + j, t, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  alignas(64) float l[16];
+  _mm512_store_ps(l, acc);
+  float r = 0.f;
+  for (int k = 0; k < 16; ++k) r += l[k];
+  return r;
+}
+#endif
+
 template <bool kLog>
 int softmaxRows(const char* op, const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   const Tensor& x = in[0];
@@ -173,6 +224,20 @@ int softmaxRows(const char* op, const Attrs& a, const Tensor* in, int nin, Tenso
     for (int64_t row = b; row < e; ++row) {
       const float* xr = xs + row * n;
       float* yr = ys + row * n;
+#if defined(__AVX512F__)
+      {
+        const float m = rowMax16(xr, n);
+        const float sum = expRowSum16(xr, m, yr, n);
+        if (kLog) {
+          const float shift = m + std::log(sum);
+          for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] - shift;
+        } else {
+          const float inv = 1.f / sum;
+          for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+        }
+        continue;
+      }
+#endif
       const float m = rowMax(xr, n);
       if (kLog) {
         for (int64_t j = 0; j < n; ++j) yr[j] = vm::vexp(xr[j] - m);

@@ -207,6 +207,12 @@ TEST_P(FastRows, SoftmaxRows) {
     // Older opsets: rows are everything from the axis on.
     expectSame("Softmax", "axis=i:1;mg_coerce_2d=i:1", {&x}, {3, 5, n}, pool_.get(), 2e-6f, 1e-9f);
   }
+  {  // masked attention: -inf scores (every third, and a 16-lane block of them) get weight 0
+    Arr m({2, 3, 37}, &rng_, -5.f, 5.f);
+    for (size_t i = 0; i < m.v.size(); i += 3) m.v[i] = -HUGE_VALF;
+    for (size_t i = 40; i < 56; ++i) m.v[i] = -HUGE_VALF;
+    expectSame("Softmax", "axis=i:-1", {&m}, {2, 3, 37}, pool_.get(), 2e-6f, 1e-9f);
+  }
   Arr x({4, 9, 6}, &rng_);  // a middle axis goes to the reference kernel
   expectSame("Softmax", "axis=i:1", {&x}, {4, 9, 6}, pool_.get(), 0.f, 0.f);
 }
