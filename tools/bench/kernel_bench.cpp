@@ -286,8 +286,10 @@ int main(int argc, char** argv) {
   };
   for (const auto& L : layers)
     if (only.empty() || std::strstr(L.name, only.c_str())) benchConv(L, p2.get(), reps, ref);
-  if (!only.empty()) return 0;
-  benchPool("MaxPool", 64, 112, 3, 2, 1, p2.get(), reps, ref);
+  if (!only.empty() && only.find("pool") == std::string::npos) return 0;
+  benchPool("MaxPool", 64, 112, 3, 2, 1, p2.get(), reps, ref);    // ResNet
+  benchPool("MaxPool", 64, 111, 3, 2, 0, p2.get(), reps, ref);    // SqueezeNet 1.1
+  benchPool("MaxPool", 64, 147, 3, 2, 0, p2.get(), reps, ref);    // Inception v3
   benchPool("AveragePool", 256, 35, 3, 1, 1, p2.get(), reps, ref);
   return 0;
 }
