@@ -440,39 +440,25 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     return 0;
   }
 #if defined(__AVX512F__)
-  if (conv::stemApplies(g)) {
-    const float* wp = nullptr;
-    std::vector<float> wLocal;
+  // The stem and direct kernels read the weights in their own layouts: packed once per handle
+  // when constant (into the step's state), else per call into wLocal.
+  std::vector<float> wLocal;
+  auto packed = [&](int64_t floats, void (*pack)(const ConvGeom&, const float*, float*)) -> const float* {
     if (ctx.constant(1)) {
-      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
-        return fast::Prepacked::make(conv::stemPackedSize(g), [&](float* d) { conv::stemPackWeights(g, w, d); });
-      });
-      if (pk) wp = pk->data();
+      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>(
+          [&] { return fast::Prepacked::make(floats, [&](float* d) { pack(g, w, d); }); });
+      if (pk) return pk->data();
     }
-    if (!wp) {
-      wLocal.resize(static_cast<size_t>(conv::stemPackedSize(g)));
-      conv::stemPackWeights(g, w, wLocal.data());
-      wp = wLocal.data();
-    }
-    conv::stemConv(g, x, wp, bias, res, y, ep, ctx.pool);
+    wLocal.resize(static_cast<size_t>(floats));
+    pack(g, w, wLocal.data());
+    return wLocal.data();
+  };
+  if (conv::stemApplies(g)) {
+    conv::stemConv(g, x, packed(conv::stemPackedSize(g), conv::stemPackWeights), bias, res, y, ep, ctx.pool);
     return 0;
   }
   if (conv::directApplies(g)) {
-    // Weights in the direct kernel's layout: once per handle when constant, else per call.
-    const float* wp = nullptr;
-    std::vector<float> wLocal;
-    if (ctx.constant(1)) {
-      const fast::Prepacked* pk = ctx.state->getOr<fast::Prepacked>([&] {
-        return fast::Prepacked::make(conv::directPackedSize(g), [&](float* d) { conv::directPackWeights(g, w, d); });
-      });
-      if (pk) wp = pk->data();
-    }
-    if (!wp) {
-      wLocal.resize(static_cast<size_t>(conv::directPackedSize(g)));
-      conv::directPackWeights(g, w, wLocal.data());
-      wp = wLocal.data();
-    }
-    conv::directConv(g, x, wp, bias, res, y, ep, ctx.pool);
+    conv::directConv(g, x, packed(conv::directPackedSize(g), conv::directPackWeights), bias, res, y, ep, ctx.pool);
     return 0;
   }
 #endif
