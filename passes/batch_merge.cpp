@@ -45,6 +45,7 @@
 #include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/parallel_co_optimize.h"
 #include "merge_common.h"
+#include "mg_epilogue_acts.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/cost_model.h"
@@ -59,13 +60,13 @@ constexpr const char* kPassName = "batch-merge";
 constexpr int64_t kMaxStackedWeightBytes = int64_t{256} << 20;
 
 // The activation line of an MgElementwise program for a fused epilogue, or "" when unsupported.
+// Activations with no parameter or with alpha only (mg_epilogue_acts.h); two-parameter ones
+// (Clip, HardSigmoid, Selu) are not written into programs here.
 std::string actLine(const Node* n) {
   std::string act = n->attrs().getString("mg_act", "");
-  if (act == "Relu" || act == "Sigmoid" || act == "Tanh" || act == "HardSwish" ||
-      act == "Softplus" || act == "Gelu" || act == "Swish")
-    return act + " t0";
-  if (act == "LeakyRelu" || act == "Elu")
-    return fmt::format("{} t0 alpha={:.9g}", act, n->attrs().getFloat("mg_alpha", 0.0));
+  const mgrt::acts::ActInfo* a = act.empty() ? nullptr : mgrt::acts::find(act.c_str());
+  if (a && a->params == 0) return act + " t0";
+  if (a && a->params == 1) return fmt::format("{} t0 alpha={:.9g}", act, n->attrs().getFloat("mg_alpha", 0.0));
   return "";
 }
 

@@ -22,6 +22,7 @@
 #include <set>
 
 #include "magneto/ir/activation.h"
+#include "mg_epilogue_acts.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
@@ -40,9 +41,8 @@ bool isEpilogueHost(const Node* n) {
 bool activationParams(const Node* act, double& alpha, double& beta) {
   const std::string& k = act->kind();
   activationAttrParams(*act, alpha, beta);
-  if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "HardSwish" || k == "Softplus" ||
-      k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "Selu")
-    return true;
+  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str());
+  if (!a || a->code == 0) return false;  // not an epilogue activation (mg_epilogue_acts.h)
   if (k == "Gelu") return act->attrs().getString("approximate", "none") == "none";
   if (k == "Clip") {
     alpha = -3.4028234663852886e38, beta = 3.4028234663852886e38;
@@ -54,7 +54,7 @@ bool activationParams(const Node* act, double& alpha, double& beta) {
     }
     return true;
   }
-  return false;
+  return true;
 }
 
 // Per-channel constant of a Conv's output [N,M,...]: shape [M,1,..] or [1,M,1,..].

@@ -12,22 +12,15 @@
 #include <algorithm>
 
 #include "gpu_lowering.h"
+#include "mg_epilogue_acts.h"
 
 namespace magneto {
 namespace gpu {
 namespace {
 
-int actCode(const std::string& a) {
-  static const char* kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh",
-                                "HardSigmoid", "Elu", "Gelu", "HardSwish", "Selu", "Softplus", "Swish"};
-  for (int i = 0; i < static_cast<int>(sizeof(kActs) / sizeof(kActs[0])); ++i)
-    if (a == kActs[i]) return i;
-  return -1;
-}
-
 Status epilogue(const Node& n, std::string& init) {
   std::string act = n.attrs().getString("mg_act", "");
-  int code = actCode(act);
+  const int code = mgrt::acts::codeOf(act.c_str());  // the device's mgk::Act (mg_epilogue_acts.h)
   if (code < 0) return unsupported("{}: epilogue activation '{}' on the cuda/hip targets", n.describe(), act);
   init += fmt::format("p.act = {}; p.actAlpha = {}; p.actBeta = {};\n", code,
                       floatLiteral(n.attrs().getFloat("mg_alpha", 0)),

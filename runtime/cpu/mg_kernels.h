@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mg_epilogue_acts.h"
 #include "mg_runtime.h"
 
 namespace mgrt {
@@ -44,7 +45,10 @@ inline void broadcastStrides(const Tensor& x, const Tensor& o, int64_t* bs) {
 
 // Epilogue activations shared by fused kernels (attribute mg_act, mg_alpha, mg_beta) and the
 // standalone activation kernels, so both compute exactly the same function.
-enum class Act { kNone, kRelu, kLeakyRelu, kSigmoid, kTanh, kClip, kHardSigmoid, kHardSwish, kElu, kSelu, kSoftplus, kGelu, kSwish };
+// The epilogue activations of runtime/common/mg_epilogue_acts.h, numbered as there.
+#define MG_ACT_ENUM(id, name, code, params) k##id = code,
+enum class Act { MG_EPILOGUE_ACTS(MG_ACT_ENUM) };
+#undef MG_ACT_ENUM
 Act parseAct(const std::string& name);
 struct Epilogue {
   Act act = Act::kNone;

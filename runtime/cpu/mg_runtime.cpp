@@ -254,19 +254,8 @@ KernelFn findKernel(const char* op) {
 KernelFn findFastKernel(const char* op) { return lookup(fastKernels(), op); }
 
 Act parseAct(const std::string& n) {
-  if (n == "Relu") return Act::kRelu;
-  if (n == "LeakyRelu") return Act::kLeakyRelu;
-  if (n == "Sigmoid") return Act::kSigmoid;
-  if (n == "Tanh") return Act::kTanh;
-  if (n == "Clip") return Act::kClip;
-  if (n == "HardSigmoid") return Act::kHardSigmoid;
-  if (n == "HardSwish") return Act::kHardSwish;
-  if (n == "Elu") return Act::kElu;
-  if (n == "Selu") return Act::kSelu;
-  if (n == "Softplus") return Act::kSoftplus;
-  if (n == "Gelu") return Act::kGelu;
-  if (n == "Swish") return Act::kSwish;
-  return Act::kNone;
+  const acts::ActInfo* a = acts::find(n.c_str());
+  return a ? static_cast<Act>(a->code) : Act::kNone;
 }
 
 Epilogue Epilogue::fromAttrs(const Attrs& a) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "k_nn_shapes.h"
+#include "mg_epilogue_acts.h"
 #include "families.h"
 
 namespace magneto {
@@ -67,11 +68,7 @@ inline std::vector<AttrSpec> epilogueAttrs() {
 
 inline Status checkEpilogue(const InferContext& c, const char* op) {
   std::string act = c.attrs().getString("mg_act", "");
-  static const char* kActs[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid",
-                                "HardSwish", "Elu", "Selu", "Softplus", "Gelu", "Swish"};
-  if (act.empty()) return Status::success();
-  for (const char* k : kActs)
-    if (act == k) return Status::success();
+  if (act.empty() || mgrt::acts::find(act.c_str())) return Status::success();
   return badInput("{}: mg_act '{}' is not a supported epilogue activation", op, act);
 }
 
