@@ -7,7 +7,8 @@
 //   c. any of the four + an activation (trait kActivation: Relu, LeakyRelu, Sigmoid, Clip with
 //      constant bounds, ...)                                            -> attr mg_act/mg_alpha/mg_beta.
 //   d. any of the four + Mul(y, Sigmoid(y)) (Swish / SiLU, as PyTorch exports it: the result's
-//      two users are that Sigmoid and that Mul)                         -> mg_act = "Swish".
+//      two users are that Sigmoid and that Mul)                         -> mg_act = "Swish";
+//      Mul(y, HardSigmoid(y)) with alpha 1/6, beta 0.5 (hardswish below opset 14) -> "HardSwish".
 //
 // Legal because each rewrite applies exactly the same elementwise function to every output
 // element, in the same order (bias, residual, activation), and only when the op's result has no
@@ -19,6 +20,7 @@
 //   %r = Relu(%a)
 //
 // Golden test: tests/ir/fuse_epilogue.mlir
+#include <cmath>
 #include <set>
 
 #include "magneto/ir/activation.h"
@@ -107,23 +109,34 @@ bool fuseResidual(Graph& g, Node* conv, Node* add) {
   return true;
 }
 
-// y = host's result with exactly two users, s = Sigmoid(y) used only by m = Mul(y, s) (either
-// order): m's value is Swish(y), the same x * (1 / (1 + e^-x)) per element.
-bool fuseSwish(Graph& g, Node* host) {
+// y = host's result with exactly two users, s = gate(y) used only by m = Mul(y, s) (either
+// order): m is y times its own gate, per element:
+//   Sigmoid(y)                               -> Swish (SiLU):  y * (1 / (1 + e^-y))
+//   HardSigmoid(y) with alpha 1/6, beta 0.5  -> HardSwish:     y * clamp(y / 6 + 0.5, 0, 1)
+// (PyTorch exports hardswish so below opset 14). The same function of every element; alpha is
+// float(1/6) in the model, the fused form divides by 6: within an ulp of the gate.
+bool fuseGatedActivation(Graph& g, Node* host) {
   Value* y = host->output(0);
   if (host->attrs().has("mg_act") || y->isGraphOutput() || y->uses().size() != 2) return false;
-  Node* sig = nullptr;
+  Node* gate = nullptr;
   Node* mul = nullptr;
   for (const auto& u : y->uses()) {
-    if (u.node->kind() == "Sigmoid") sig = u.node;
+    if (u.node->kind() == "Sigmoid" || u.node->kind() == "HardSigmoid") gate = u.node;
     else if (u.node->kind() == "Mul") mul = u.node;
   }
-  if (!sig || !mul || !soleUse(sig->output(0)) || sig->output(0)->uses()[0].node != mul) return false;
+  if (!gate || !mul || !soleUse(gate->output(0)) || gate->output(0)->uses()[0].node != mul) return false;
   if (mul->output(0)->type() != y->type()) return false;
-  host->attrs().set("mg_act", std::string("Swish"));
+  std::string act = "Swish";
+  if (gate->kind() == "HardSigmoid") {
+    double alpha = 0, beta = 0;
+    activationAttrParams(*gate, alpha, beta);
+    if (std::fabs(alpha - 1.0 / 6.0) > 1e-7 || beta != 0.5) return false;
+    act = "HardSwish";
+  }
+  host->attrs().set("mg_act", act);
   g.replaceAllUsesWith(mul->output(0), y);
   g.eraseNode(mul);
-  g.eraseNode(sig);
+  g.eraseNode(gate);
   return true;
 }
 
@@ -152,7 +165,7 @@ Expected<bool> fuseEpilogues(Graph& g) {
         if (y->uses().size() == 2) {
           Node* a = y->uses()[0].node;
           Node* b = y->uses()[1].node;
-          if (fuseSwish(g, host)) {
+          if (fuseGatedActivation(g, host)) {
             erased.insert(a);
             erased.insert(b);
             changed = true;

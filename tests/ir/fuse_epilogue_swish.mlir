@@ -1,6 +1,7 @@
 // RUN: magneto-opt %s --passes=fuse-epilogue,dce --check-equivalence | FileCheck %s
 
-// Swish (SiLU) as PyTorch exports it, y * Sigmoid(y), folds into the producing op's epilogue.
+// Swish (SiLU) as PyTorch exports it, y * Sigmoid(y), folds into the producing op's epilogue;
+// so does hardswish written as y * HardSigmoid(y) with alpha 1/6 and beta 0.5.
 // Case 1: Mul(y, Sigmoid(y)) after a Conv.
 // CHECK-LABEL: graph @swish
 // CHECK: %c : f32[1,4,6,6] = Conv(%x, %w) {mg_act = "Swish", pads = [1, 1, 1, 1]}
@@ -15,8 +16,13 @@
 // CHECK: Mul(%c4, %s4)
 // Case 5: after a Gemm.
 // CHECK: Gemm(%f, %gw) {mg_act = "Swish"}
-// CHECK-NOT: Sigmoid
-// CHECK: output %c, %c2, %y3, %t3, %y4, %r4, %g
+// Case 6: hardswish as PyTorch exports it below opset 14, Mul(y, HardSigmoid(y), alpha 1/6).
+// CHECK: %c6 : f32[1,4,6,6] = Conv(%x, %w) {mg_act = "HardSwish", pads = [1, 1, 1, 1]}
+// Case 7 (negative): a HardSigmoid with the default alpha (0.2) is not hardswish.
+// CHECK: %c7 : f32[1,4,6,6] = Conv(%x, %w) {pads = [1, 1, 1, 1]}
+// CHECK: HardSigmoid(%c7)
+// CHECK-NOT: Sigmoid(%g)
+// CHECK: output %c, %c2, %y3, %t3, %y4, %r4, %g, %c6, %y7
 graph @swish {
   input %x : f32[1,4,6,6]
   const %w : f32[4,4,3,3] = random<1>
@@ -40,5 +46,11 @@ graph @swish {
   %g = Gemm(%f, %gw)
   %sg = Sigmoid(%g)
   %yg = Mul(%g, %sg)
-  output %y, %y2, %y3, %t3, %y4, %r4, %yg
+  %c6 = Conv(%x, %w) {pads = [1, 1, 1, 1]}
+  %h6 = HardSigmoid(%c6) {alpha = 0.1666666716337204}
+  %y6 = Mul(%c6, %h6)
+  %c7 = Conv(%x, %w) {pads = [1, 1, 1, 1]}
+  %h7 = HardSigmoid(%c7)
+  %y7 = Mul(%h7, %c7)
+  output %y, %y2, %y3, %t3, %y4, %r4, %yg, %y6, %y7
 }
