@@ -13,6 +13,7 @@
 #endif
 
 #include "f_gemm.h"
+#include "f_vmath.h"
 #include "k_nn_shapes.h"
 #include "mg_threadpool.h"
 
@@ -66,8 +67,6 @@ bool sameWidthStride1(const PoolGeom& g) {
 }
 
 #if defined(__AVX512F__)
-inline __mmask16 vmTail(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u); }
-
 // Stride 2: output columns [0, n16) of a combined row t, 16 at a time: tap kx of 16 outputs is
 // t[2 ox + kx], the even (kx even) or odd lanes of the 32 floats from t + kx rounded down to even,
 // picked by one two-source permute; no gathers. Returns n16 (the caller does the rest).
@@ -89,9 +88,7 @@ int64_t columnsStride2(const float* t, int64_t kw, int64_t ow, float* yr) {
   }
   return ox;
 }
-#endif
 
-#if defined(__AVX512F__)
 // row[i] = combine over r < nrows of x[r * ld + i] in one pass, 16 columns at a time (the row
 // loop below makes one copy and nrows - 1 read-modify-write passes over row, GCC giving them 8
 // lanes: 70% of a 3x3/2 max pool). nrows <= 8.
@@ -107,7 +104,7 @@ void combineRows(const float* x, int64_t ld, int64_t nrows, int64_t w, float* ro
     _mm512_mask_storeu_ps(row + i, m, acc);
   };
   for (; i + 16 <= w; i += 16) step(0xFFFF);
-  if (i < w) step(vmTail(w - i));
+  if (i < w) step(vm::tailMask(w - i));
 }
 #endif
 

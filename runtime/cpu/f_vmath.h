@@ -295,7 +295,7 @@ MG_VM_INLINE void map(const float* x, float* o, int64_t n, F f) {
   int64_t e = 0;
   for (; e + 16 <= n; e += 16) _mm512_storeu_ps(o + e, f(_mm512_loadu_ps(x + e)));
   if (e < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - e)) - 1u);
+    const __mmask16 m = tailMask(n - e);
     _mm512_mask_storeu_ps(o + e, m, f(_mm512_maskz_loadu_ps(m, x + e)));
   }
 }
@@ -341,18 +341,10 @@ inline void actRow(const Epilogue& ep, const float* x, float* o, int64_t n) {
   const Epilogue le = ep;
   __m512 probe = _mm512_setzero_ps();
   if (le.act != Act::kNone && v16::act(le, probe)) {
-    int64_t e = 0;
-    for (; e + 16 <= n; e += 16) {
-      __m512 v = _mm512_loadu_ps(x + e);
+    v16::map(x, o, n, [&le](__m512 v) {
       v16::act(le, v);
-      _mm512_storeu_ps(o + e, v);
-    }
-    if (e < n) {
-      const __mmask16 m = tailMask(n - e);
-      __m512 v = _mm512_maskz_loadu_ps(m, x + e);
-      v16::act(le, v);
-      _mm512_mask_storeu_ps(o + e, m, v);
-    }
+      return v;
+    });
     return;
   }
 #endif
