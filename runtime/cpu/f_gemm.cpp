@@ -132,38 +132,15 @@ inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col, int n = 
   return x;
 }
 
-// The micro-kernel: acc[MR x NR] = sum over kc of a-panel column x b-panel row, then write-back of
-// the valid mr x nr part at c (row stride ldc), global position (i0, j0).
-void microKernel(int64_t kc, const float* __restrict a, const float* __restrict b,
-                 float* c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr, const TileCtx& t) {
-  VF acc[kMR][kNV];
+// Write-back of an R x NR register tile (the valid mr x nr part) at c (row stride ldc), global
+// position (i0, j0): adds the partial sums already in C unless t.first, applies the epilogue on
+// t.last. Shared by the micro-kernel (R = MR) and the few-rows panel kernel (R = 1..4).
+template <int R>
+inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c, int64_t ldc, int64_t i0,
+                                                     int64_t j0, int mr, int nr, const TileCtx& t) {
+  if (mr == R && nr == kNR) {
 #pragma GCC unroll 16
-  for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) acc[i][v] = VF{};
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    // A's panels may come from memory (a layer's pre-packed weights, on the first B panel) and
-    // the hardware prefetchers stop at 4 KB pages: ask for the line 4 KB ahead, running into the
-    // next panels (contiguous). Measured at 1 and 2 threads, A/B in alternating runs: mnasnet
-    // 9.0 -> 8.5 ms, inception_v3 123 -> 113 ms and 73.4 -> 67.4 ms, light ResNet-50 98 -> 88 ms
-    // and 54 -> 48 ms, VGG-19 within noise (256 or 512 floats ahead gained less).
-    __builtin_prefetch(a + 1024);
-    VF bv[kNV];
-#pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const VF*>(b + v * kW);
-#pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i) {
-      VF ai = splat(a[i]);
-#pragma GCC unroll 4
-      for (int v = 0; v < kNV; ++v) acc[i][v] = fmadd(ai, bv[v], acc[i][v]);
-    }
-    a += kMR;
-    b += kNR;
-  }
-  if (mr == kMR && nr == kNR) {
-#pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < R; ++i) {
       float* cr = c + i * ldc;
 #pragma GCC unroll 4
       for (int v = 0; v < kNV; ++v) {
@@ -193,8 +170,8 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
   }
   return;
 #endif
-  alignas(64) float tile[kMR * kNR];
-  for (int i = 0; i < kMR; ++i)
+  alignas(64) float tile[R * kNR];
+  for (int i = 0; i < R; ++i)
     for (int v = 0; v < kNV; ++v) storeu(tile + i * kNR + v * kW, acc[i][v]);
   for (int i = 0; i < mr; ++i) {
     float* cr = c + i * ldc;
@@ -205,6 +182,38 @@ void microKernel(int64_t kc, const float* __restrict a, const float* __restrict 
       cr[j] = x;
     }
   }
+}
+
+// The micro-kernel: acc[MR x NR] = sum over kc of a-panel column x b-panel row, then write-back of
+// the valid mr x nr part at c (row stride ldc), global position (i0, j0).
+void microKernel(int64_t kc, const float* __restrict a, const float* __restrict b,
+                 float* c, int64_t ldc, int64_t i0, int64_t j0, int mr, int nr, const TileCtx& t) {
+  VF acc[kMR][kNV];
+#pragma GCC unroll 16
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[i][v] = VF{};
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    // A's panels may come from memory (a layer's pre-packed weights, on the first B panel) and
+    // the hardware prefetchers stop at 4 KB pages: ask for the line 4 KB ahead, running into the
+    // next panels (contiguous). Measured at 1 and 2 threads, A/B in alternating runs: mnasnet
+    // 9.0 -> 8.5 ms, inception_v3 123 -> 113 ms and 73.4 -> 67.4 ms, light ResNet-50 98 -> 88 ms
+    // and 54 -> 48 ms, VGG-19 within noise (256 or 512 floats ahead gained less).
+    __builtin_prefetch(a + 1024);
+    VF bv[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const VF*>(b + v * kW);
+#pragma GCC unroll 16
+    for (int i = 0; i < kMR; ++i) {
+      VF ai = splat(a[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[i][v] = fmadd(ai, bv[v], acc[i][v]);
+    }
+    a += kMR;
+    b += kNR;
+  }
+  writeBack<kMR>(acc, c, ldc, i0, j0, mr, nr, t);
 }
 
 // Packs rows [i0, i0+mc) x columns [k0, k0+kc) of A into MR-high panels (zero padded).
@@ -451,6 +460,58 @@ void gemvSmallM(const GemmSpec& s, ThreadPool* pool) {
   });
 }
 
+// Few rows (1..4) of A times pre-packed B panels: each NR-wide panel streams through registers
+// once, every row of A at once (M x NV accumulators), over the whole of K (the packed layout's
+// KC slices one after another), then the micro-kernel's write-back. The dot-product path
+// (gemvSmallM) reads B's columns instead and ends every output with a horizontal sum; here each
+// loaded B vector feeds M FMAs and nothing is summed across lanes. A recurrent step of 4 batch
+// rows on a 2600 x 650 R held in L3 (lstm_lm's): 0.15 ms by dots, 0.09 ms by panels (AMD EPYC,
+// standalone probe). Threads take fixed ranges of panels, so in a recurrent loop each core keeps
+// reading the same part of the weights.
+template <int M>
+void smallMPanels(const GemmSpec& s, const TileCtx& t, int64_t pb, int64_t pe) {
+  const int64_t npad = roundUp(s.n, kNR);
+  for (int64_t p = pb; p < pe; ++p) {
+    const int64_t j0 = p * kNR;
+    VF acc[M][kNV];
+    for (int i = 0; i < M; ++i)
+      for (int v = 0; v < kNV; ++v) acc[i][v] = VF{};
+    for (int64_t pc = 0; pc < s.k; pc += kKC) {
+      const int64_t kc = std::min(kKC, s.k - pc);
+      const float* __restrict b = s.bPacked + pc * npad + j0 * kc;  // panel p of slice pc
+      const float* a = s.a.p + pc * s.a.cs;
+#pragma GCC unroll 2
+      for (int64_t k = 0; k < kc; ++k) {
+        __builtin_prefetch(b + 1024);
+        VF bv[kNV];
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const VF*>(b + v * kW);
+#pragma GCC unroll 4
+        for (int i = 0; i < M; ++i) {
+          const VF ai = splat(a[i * s.a.rs + k * s.a.cs]);
+#pragma GCC unroll 4
+          for (int v = 0; v < kNV; ++v) acc[i][v] = fmadd(ai, bv[v], acc[i][v]);
+        }
+        b += kNR;
+      }
+    }
+    const int nr = static_cast<int>(std::min<int64_t>(kNR, s.n - j0));
+    writeBack<M>(acc, s.c + j0, s.ldc, 0, j0, M, nr, t);
+  }
+}
+
+void gemvPanels(const GemmSpec& s, ThreadPool* pool) {
+  TileCtx t{&s, rowPassAct(s.ep), true, true, false};
+  parallelForStatic(pool, ceilDiv(s.n, kNR), [&](int64_t pb, int64_t pe) {
+    switch (s.m) {
+      case 1: smallMPanels<1>(s, t, pb, pe); break;
+      case 2: smallMPanels<2>(s, t, pb, pe); break;
+      case 3: smallMPanels<3>(s, t, pb, pe); break;
+      default: smallMPanels<4>(s, t, pb, pe); break;
+    }
+  });
+}
+
 void gemvSmallN(const GemmSpec& s, ThreadPool* pool) {
   parallelFor(pool, s.m, 16, [&](int64_t ib, int64_t ie) {
     for (int64_t i = ib; i < ie; ++i) {
@@ -563,6 +624,7 @@ void sgemm(const GemmSpec& s, ThreadPool* pool) {
       for (int64_t j = 0; j < s.n; ++j) s.c[i * s.ldc + j] = epilogueAt(s, i, j, 0.f);
     return;
   }
+  if (!s.packB && s.m <= 4 && s.bPacked && s.n > 4) return gemvPanels(s, pool);
   if (!s.packB && s.m <= 4) return gemvSmallM(s, pool);
   if (!s.packB && s.n <= 4) return gemvSmallN(s, pool);
 

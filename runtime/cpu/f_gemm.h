@@ -61,8 +61,9 @@ int64_t prepackedBSize(int64_t k, int64_t n);
 void prepackA(const MatRef& A, int64_t m, int64_t k, float* dst);
 void prepackB(const MatRef& B, int64_t k, int64_t n, float* dst);
 // Whether sgemm(s) takes the packed (blocked) path, i.e. reads aPacked / bPacked at all: matrix-
-// vector shapes (M or N at most 4, B not custom-packed) use dot/axpy loops on a and b instead.
-inline bool usesPanels(const GemmSpec& s) { return s.packB || (s.m > 4 && s.n > 4); }
+// vector shapes (N at most 4, B not custom-packed) use dot loops on a and b instead. With M at most
+// 4, sgemm reads bPacked when given (a few-rows kernel on the panels) but never aPacked.
+inline bool usesPanels(const GemmSpec& s) { return s.packB || s.n > 4; }
 // A pre-packed operand kept in a step's state (mg_runtime.h, StepState), 64-byte aligned like
 // the packing scratch (the micro-kernel loads B panels with aligned vector loads).
 // 64-byte aligned scratch that only grows (its contents are not kept when it does); kept

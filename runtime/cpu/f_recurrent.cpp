@@ -24,11 +24,10 @@ namespace mgrt {
 namespace {
 
 // out[b, 0..n) = vecs[b] (k floats, rows `ld` apart) times the rows [0, n) of M (row-major, k
-// columns), plus bias, for every b < m. M's rows are read as GEMM columns: for m <= 4 sgemm's
-// matrix-vector path takes dot products of M's contiguous rows (each chunk of rows is read from
-// memory once and reused from cache by the other rows); a larger m reads Mt, M transposed.
-// With `packed` (M's rows [0, n) pre-packed as GEMM B panels, see RecurrentState) a larger m
-// reads the panels instead of Mt.
+// columns), plus bias, for every b < m. With `packed` (M's rows [0, n) pre-packed as GEMM B
+// panels, see RecurrentState) sgemm reads the panels, for any m. Without: M's rows are read as
+// GEMM columns, for m <= 4 by sgemm's dot-product path (each chunk of rows is read from memory
+// once and reused from cache by the other rows); a larger m reads Mt, M transposed.
 void rowsTimesMatrix(const float* vecs, int64_t m, int64_t ld, const float* M, const float* Mt,
                      int64_t ldMt, int64_t n, int64_t k, const float* bias, float* out, int64_t ldo,
                      ThreadPool* pool, const float* packed = nullptr) {
@@ -86,8 +85,9 @@ void lstmRowF(const float* __restrict g, const float* __restrict r, const float*
 }
 
 // Weights packed once per model handle (when W and R are constant operands), per direction: W for
-// the input projection (GEMM B = W^T), and R's gate rows for the recurrent product when more than
-// 4 batch rows share each step (first: the rows multiplied by H; second: GRU's third gate, by r.H).
+// the input projection (GEMM B = W^T), and R's gate rows for the recurrent product (first: the
+// rows multiplied by H; second: GRU's third gate, by r.H), read as panels whatever the batch
+// (sgemm's few-rows kernel streams them for up to 4 batch rows).
 // Without them every run packed W (and transposed R) again: for a 650-unit LSTM, 13.6 MB a run.
 struct RecurrentState {
   std::vector<std::unique_ptr<fast::Prepacked>> w, rFirst, rSecond;
@@ -119,12 +119,10 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
     packed = ctx.state->getOr<RecurrentState>([&] {
       auto* st = new RecurrentState;
       for (int64_t d = 0; d < nd; ++d) {
-        if (rows > 4 && gh > 4) st->w.push_back(packB(P.w + d * gh * isz, isz, gh));
-        if (nb > 4) {
-          const float* rd = P.r + d * gh * h;
-          st->rFirst.push_back(packB(rd, h, firstRows));
-          if (firstRows < gh) st->rSecond.push_back(packB(rd + 2 * h * h, h, h));
-        }
+        if (gh > 4) st->w.push_back(packB(P.w + d * gh * isz, isz, gh));
+        const float* rd = P.r + d * gh * h;
+        st->rFirst.push_back(packB(rd, h, firstRows));
+        if (firstRows < gh) st->rSecond.push_back(packB(rd + 2 * h * h, h, h));
       }
       return st;
     });

@@ -2,7 +2,7 @@
 // build them (-O3 -march=native): this core's FMA peak, SGEMM GFLOP/s on 1 and 2 threads, and
 // ResNet-50 / Inception / MobileNet conv layers and pools against the reference kernels (when the
 // reference table has them), with the max difference between the two as a sanity check.
-//   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time]
+//   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time] [--cold]
 // --threads 1 --cpu-time times by thread CPU time (meaningful on a shared, loaded machine).
 //   kernel_bench --gemm M N K [--reps N]   (one single-thread SGEMM, for perf stat -e cycles)
 #include <algorithm>
@@ -42,6 +42,13 @@ double threadCpuNow() {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 bool gCpuClock = false;  // --cpu-time: single-thread runs timed by threadCpuNow
+bool gCold = false;      // --cold: caches flushed before every timed run (weights from memory, as in a model)
+
+// Reads and writes 64 MB (past this machine's caches) so the next run starts with cold caches.
+void flushCaches() {
+  static std::vector<char> junk(64 << 20);
+  for (size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
+}
 
 // Best-of-reps seconds of fn (wall clock, or thread CPU time when single-threaded and gCpuClock).
 double timeIt(int reps, const std::function<void()>& fn, bool singleThread = false) {
@@ -49,6 +56,7 @@ double timeIt(int reps, const std::function<void()>& fn, bool singleThread = fal
   double (*clock)() = gCpuClock && singleThread ? threadCpuNow : now;
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
+    if (gCold) flushCaches();
     double t = clock();
     fn();
     best = std::min(best, clock() - t);
@@ -209,6 +217,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-ref")) ref = false;
     else if (!std::strcmp(argv[i], "--cpu-time")) gCpuClock = true;
+    else if (!std::strcmp(argv[i], "--cold")) gCold = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--gemm") && i + 3 < argc) gemm = i, i += 3;
   }
