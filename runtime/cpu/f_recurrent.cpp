@@ -1,9 +1,10 @@
 // Fast LSTM / GRU / RNN (float32): the reference kernels' equations (k_recurrent.cpp) over GEMMs.
 //   1. The input projection of every time step at once, per direction:
 //        GX[rows, G*h] = X[rows, isz] * W_d^T + Wb_d        (one sgemm, threaded; rows = seq*batch)
-//   2. The recurrence, per direction and step, every batch row at once: GR = H R_d^T + Rb_d (for
-//      up to 4 rows sgemm's matrix-vector path, dot products of R's contiguous rows, threaded over
-//      gate rows; more rows read R transposed once per call), then the gates element by element
+//   2. The recurrence, per direction and step, every batch row at once: GR = H R_d^T + Rb_d (on
+//      R pre-packed once per handle as GEMM panels when it is constant, up to 4 rows by sgemm's
+//      few-rows kernel, threaded over fixed panel ranges; otherwise dot products of R's rows for up
+//      to 4 rows, R transposed once per call for more), then the gates element by element
 //      (GRU without linear_before_reset needs r . H first, so its third gate's product comes after
 //      the first two). A row whose sequence_lens has ended keeps its state. With the default
 //      activations (sigmoid / tanh) the gates run in float through f_vmath.h, vectorized; other
