@@ -14,6 +14,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFoldPass);
     add(makeFoldBatchNormPass);
     add(makeFoldAffinePass);
+    add(makeFoldConvScalePass);
     add(makeFoldPadPass);
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
@@ -31,7 +32,7 @@ const std::vector<PassInfo>& allPasses() {
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-affine,fold-pad,fuse-epilogue,") +
+  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the

@@ -44,7 +44,10 @@ constexpr int kW = 4;
 constexpr int kMR = MG_FAST_MR;
 constexpr int kNV = 2;  // vectors per tile row
 constexpr int kNR = kNV * kW;
-constexpr int64_t kKC = 256;
+#ifndef MG_FAST_KC
+#define MG_FAST_KC 256  // K slice: a B panel of KC x NR floats stays in L1 across the A panels
+#endif
+constexpr int64_t kKC = MG_FAST_KC;
 constexpr int64_t kMC = 480;  // upper bound; blocks are re-rounded to a multiple of kMR
 constexpr int64_t kNC = 1024;
 

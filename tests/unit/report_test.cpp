@@ -284,7 +284,7 @@ TEST_F(ReportTest, NumericsUnchanged) {
     for (const char* device : {"host", "h200"}) {
       auto g = importOnnx(m, ImportOptions{});
       ASSERT_TRUE(g.ok()) << m << ": " << g.status().message();
-      auto passes = parsePipeline("canonicalize,fold,fold-batchnorm,fold-affine,fold-pad,fuse-epilogue,"
+      auto passes = parsePipeline("canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,"
                                   "fuse-elementwise,dce");
       ASSERT_TRUE(passes.ok());
       PassContext ctx;

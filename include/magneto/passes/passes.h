@@ -15,6 +15,8 @@ Expected<bool> canonicalize(Graph& g);
 Expected<bool> foldBatchNorm(Graph& g);
 // passes/fold_affine.cpp: Mul/Add chains by constants -> one Mul and one Add.
 Expected<bool> foldAffine(Graph& g);
+// passes/fold_conv_scale.cpp: Conv then a per-channel constant Mul/Div -> Conv with scaled weights.
+Expected<bool> foldConvScale(Graph& g);
 Expected<bool> fuseEpilogues(Graph& g);
 // maxInputs: the most inputs a fused chain may read (0: any; the target's limit, target_limits.h).
 Expected<bool> fuseElementwise(Graph& g, int maxInputs = 0);
@@ -29,6 +31,7 @@ std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFoldAffinePass();
+std::unique_ptr<Pass> makeFoldConvScalePass();
 std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPadPass();
