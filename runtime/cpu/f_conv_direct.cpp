@@ -16,10 +16,10 @@
 // it fits), unmasked where all loads fall inside the row.
 //
 // Measured (tools/bench/kernel_bench, one thread): ResNeXt g32 3x3 at 56x56 / 28x28 / 14x14
-// 18 / 38 / 55 -> 50 / 100 / 89 GFLOP/s. Not used for ungrouped convolutions: there the im2col
-// GEMM is faster (VGG 3x3 256@56: 150 against 100 GFLOP/s; the input vectors stream from L2 at
-// 128 bytes per k step, the GEMM's packed panel stays in L1), nor below 12 columns (7x7: 7 of 16
-// lanes busy).
+// 18 / 38 / 55 -> 50 / 100 / 89 GFLOP/s. Ungrouped convolutions mostly stay with the im2col
+// GEMM, faster there (VGG 3x3 256@56: 150 against 100 GFLOP/s; the input vectors stream from L2 at
+// 128 bytes per k step, the GEMM's packed panel stays in L1; on AMD Zen 5 the crossover is at more
+// channels, see directApplies), nor below 12 columns (7x7: 7 of 16 lanes busy).
 #include "f_conv.h"
 
 #if defined(__AVX512F__)
@@ -121,10 +121,25 @@ inline void runTile(const ConvGeom& g, const float* xg, const float* a, int64_t 
 
 }  // namespace
 
+// Where the im2col GEMM and this kernel cross over for ungrouped layers depends on the core. On
+// AMD Zen 5 (EPYC, kernel_bench at one thread, alternating builds) this kernel is faster for 3x3
+// layers of up to 64 output channels: DenseNet's 128->32 @56 / @14 115 / 101 -> 147 / 126 GFLOP/s,
+// Inception v3's 32->32 @147 70-90 -> 150-185, SqueezeNet's 16->64 @55 134 -> 161, ResNet's 64->64
+// @56 146 -> 155; slower from 96 (Inception's 64->96 @35 153 -> 118). On Intel (Sapphire Rapids)
+// the GEMM won for 3x3 at 32 channels, so there only 5x5 and larger kernels come here.
+bool smallMDirectOnCore() {
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") != 0;
+  }();
+  return amd;
+}
+
 bool directApplies(const ConvGeom& g) {
-  const int64_t mg = g.m / g.group, cg = g.c / g.group;
-  return g.sw == 1 && g.kh * g.kw > 1 && mg >= 4 && cg >= 2 && g.ow >= 12 &&
-         (g.group > 1 || (mg <= 32 && g.kh * g.kw >= 25));
+  const int64_t mg = g.m / g.group, cg = g.c / g.group, taps = g.kh * g.kw;
+  if (g.sw != 1 || taps <= 1 || mg < 4 || cg < 2 || g.ow < 12) return false;
+  if (g.group > 1) return true;
+  return (mg <= 32 && taps >= 25) || (mg <= 64 && taps >= 9 && smallMDirectOnCore());
 }
 
 int64_t directPackedSize(const ConvGeom& g) { return g.group * blocksPerGroup(g) * kPerGroup(g) * kMR; }
