@@ -48,6 +48,10 @@ constexpr int kNR = kNV * kW;
 #define MG_FAST_KC 256  // K slice: a B panel of KC x NR floats stays in L1 across the A panels
 #endif
 constexpr int64_t kKC = MG_FAST_KC;
+#ifndef MG_FAST_ROW_ORDER_MAX_K
+#define MG_FAST_ROW_ORDER_MAX_K 128
+#endif
+constexpr int64_t kRowOrderMaxK = MG_FAST_ROW_ORDER_MAX_K;  // see runItem
 constexpr int64_t kMC = 480;  // upper bound; blocks are re-rounded to a multiple of kMR
 constexpr int64_t kNC = 1024;
 
@@ -320,6 +324,22 @@ void runItem(const GemmSpec& s, const TileCtx& tproto, int64_t i0, int64_t mc, i
     TileCtx t = tproto;
     t.first = pc == 0 && !t.accumulate;
     t.last = pc + kc >= s.k;
+    if (kc <= kRowOrderMaxK) {
+      // Short K: writing C (and reading its residual or partial sums) costs more than the
+      // products, so sweep C row-panel by row-panel: each A panel (in L1) against every B panel
+      // (from L2), the tiles of MR rows written left to right as MR sequential streams. The
+      // column order below would touch every row of the block 2 cache lines at a time.
+      for (int64_t ir = 0; ir < mc; ir += kMR) {
+        int mr = static_cast<int>(std::min<int64_t>(kMR, mc - ir));
+        const float* apan = a0 + (ir / kMR) * aStride;
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
+          float* ct = s.c + (i0 + ir) * s.ldc + j0 + jr;
+          microKernel(kc, apan, b0 + (jr / kNR) * bStride, ct, s.ldc, i0 + ir, j0 + jr, mr, nr, t);
+        }
+      }
+      continue;
+    }
     for (int64_t jr = 0; jr < nc; jr += kNR) {
       int nr = static_cast<int>(std::min<int64_t>(kNR, nc - jr));
       const float* bpan = b0 + (jr / kNR) * bStride;

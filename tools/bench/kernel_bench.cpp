@@ -2,7 +2,7 @@
 // build them (-O3 -march=native): this core's FMA peak, SGEMM GFLOP/s on 1 and 2 threads, and
 // ResNet-50 / Inception / MobileNet conv layers and pools against the reference kernels (when the
 // reference table has them), with the max difference between the two as a sanity check.
-//   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time] [--cold]
+//   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time] [--cold] [--residual]
 // --threads 1 --cpu-time times by thread CPU time (meaningful on a shared, loaded machine).
 //   kernel_bench --gemm M N K [--reps N]   (one single-thread SGEMM, for perf stat -e cycles)
 #include <algorithm>
@@ -42,6 +42,7 @@ double threadCpuNow() {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 bool gCpuClock = false;  // --cpu-time: single-thread runs timed by threadCpuNow
+bool gResidual = false;  // --residual: convolutions add an in-place residual (the output buffer)
 bool gCold = false;      // --cold: caches flushed before every timed run (weights from memory, as in a model)
 
 // Reads and writes 64 MB (past this machine's caches) so the next run starts with cold caches.
@@ -155,13 +156,14 @@ void benchConv(const ConvLayer& L, mgrt::ThreadPool* pool, int reps, bool ref) {
                 (long long)L.group, (long long)L.s, (long long)L.s, (long long)L.pt, (long long)L.pl,
                 (long long)L.pt, (long long)L.pl);
   mgrt::Attrs a(spec);
-  mgrt::Tensor in[3] = {X.t, W.t, B.t};
+  mgrt::Tensor in[4] = {X.t, W.t, B.t, Y.t};
+  const int nin = gResidual ? 4 : 3;
   mgrt::Ctx ctx;
   ctx.pool = pool;
   double flops = 2.0 * L.n * L.m * oh * ow * (L.c / L.group) * L.kh * L.kw;
-  double tf = timeIt(reps, [&] { mgrt::fConv(a, in, 3, &Y.t, 1, ctx); }, !pool);
+  double tf = timeIt(reps, [&] { mgrt::fConv(a, in, nin, &Y.t, 1, ctx); }, !pool);
   std::printf("conv %-28s fast %8.3f ms %7.1f GFLOP/s", L.name, tf * 1e3, flops / tf / 1e9);
-  mgrt::KernelFn rk = ref ? mgrt::findKernel("Conv") : nullptr;
+  mgrt::KernelFn rk = ref && !gResidual ? mgrt::findKernel("Conv") : nullptr;  // (ref: no residual)
   if (rk) {
     mgrt::Ctx rctx;
     rctx.pool = nullptr;
@@ -218,6 +220,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-ref")) ref = false;
     else if (!std::strcmp(argv[i], "--cpu-time")) gCpuClock = true;
     else if (!std::strcmp(argv[i], "--cold")) gCold = true;
+    else if (!std::strcmp(argv[i], "--residual")) gResidual = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--gemm") && i + 3 < argc) gemm = i, i += 3;
   }
