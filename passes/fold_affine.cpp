@@ -25,6 +25,7 @@
 // Golden test: tests/ir/fold_affine.mlir
 #include "magneto/interp/interpreter.h"
 #include "magneto/ir/op_schema.h"
+#include "fold_common.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 
@@ -34,9 +35,7 @@ namespace {
 // A name for what is made from n: its own, else its result's.
 std::string baseName(const Node* n) { return n->name().empty() ? n->output(0)->name() : n->name(); }
 
-bool constF32(const Value* v) {
-  return v && v->isConstant() && v->constant().hasData() && v->dtype() == DType::kF32;
-}
+using fold::constF32;
 
 // n is Mul or Add of a float32 value and a float32 constant: its variable and constant operands.
 bool splitAffine(Node* n, Value** var, Value** cst) {

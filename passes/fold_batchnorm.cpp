@@ -17,15 +17,14 @@
 // Golden test: tests/ir/fold_batchnorm.mlir
 #include <cmath>
 
+#include "fold_common.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 
 namespace magneto {
 namespace {
 
-bool constF32(const Value* v) {
-  return v && v->isConstant() && v->constant().hasData() && v->dtype() == DType::kF32;
-}
+using fold::constF32;
 
 Tensor f32Tensor(Dims dims, const std::vector<float>& v) {
   return Tensor::fromVector<float>(DType::kF32, std::move(dims), v);
@@ -65,23 +64,7 @@ Expected<bool> foldBatchNorm(Graph& g) {
                     (!conv->hasInput(2) || constF32(conv->input(2))) && !conv->hasInput(3) &&
                     !conv->attrs().has("mg_act");
     if (intoConv) {
-      const Tensor& w = conv->input(1)->constant();
-      int64_t perChannel = w.numel() / channels;
-      std::vector<float> nw(w.data<float>(), w.data<float>() + w.numel());
-      for (int64_t m = 0; m < channels; ++m)
-        for (int64_t k = 0; k < perChannel; ++k) nw[m * perChannel + k] *= s[m];
-      std::vector<float> nb(channels, 0.f);
-      if (conv->hasInput(2)) {
-        const float* b = conv->input(2)->constant().data<float>();
-        for (int64_t m = 0; m < channels; ++m) nb[m] = b[m];
-      }
-      for (int64_t m = 0; m < channels; ++m) nb[m] = nb[m] * s[m] + t[m];
-      Value* nwv = g.addConstant(conv->input(1)->name() + "_bn", f32Tensor(w.dims(), nw));
-      Value* nbv = g.addConstant(bn->name().empty() ? "bn_bias" : bn->name() + "_bias",
-                                 f32Tensor({channels}, nb));
-      conv->setInput(1, nwv);
-      if (conv->numInputs() < 3) conv->addInput(nbv);
-      else conv->setInput(2, nbv);
+      fold::scaleConvChannels(g, conv, s, t, "_bn", bn->name().empty() ? "bn_bias" : bn->name() + "_bias");
       g.replaceAllUsesWith(bn->output(0), x);
     } else {
       Dims bshape(static_cast<size_t>(x->rank() - 1), 1);

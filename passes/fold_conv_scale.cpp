@@ -21,15 +21,14 @@
 //   %y = Mul(%c, %s)
 //
 // Golden test: tests/ir/fold_conv_scale.mlir
+#include "fold_common.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 
 namespace magneto {
 namespace {
 
-bool constF32(const Value* v) {
-  return v && v->isConstant() && v->constant().hasData() && v->dtype() == DType::kF32;
-}
+using fold::constF32;
 
 // The per-channel factors of constant c against a result of shape x (channels at dimension 1),
 // or empty when c does not broadcast per channel.
@@ -79,19 +78,8 @@ Expected<bool> foldConvScale(Graph& g) {
     const Tensor& w = conv->input(1)->constant();
     const int64_t channels = static_cast<int64_t>(s.size());
     if (w.dims().empty() || w.dims()[0] != channels) continue;
-    const int64_t per = w.numel() / channels;
-    std::vector<float> nw(w.data<float>(), w.data<float>() + w.numel());
-    for (int64_t m = 0; m < channels; ++m)
-      for (int64_t k = 0; k < per; ++k) nw[m * per + k] *= s[m];
     const std::string base = n->name().empty() ? n->output(0)->name() : n->name();
-    conv->setInput(1, g.addConstant(conv->input(1)->name() + "_scaled",
-                                    Tensor::fromVector<float>(DType::kF32, w.dims(), nw)));
-    if (conv->hasInput(2)) {
-      const float* b = conv->input(2)->constant().data<float>();
-      std::vector<float> nb(b, b + channels);
-      for (int64_t m = 0; m < channels; ++m) nb[m] *= s[m];
-      conv->setInput(2, g.addConstant(base + "_bias", Tensor::fromVector<float>(DType::kF32, {channels}, nb)));
-    }
+    fold::scaleConvChannels(g, conv, s, {}, "_scaled", base + "_bias");
     g.replaceAllUsesWith(n->output(0), x);
     g.eraseNode(n);
     changed = true;
