@@ -9,6 +9,8 @@
 // file in its runtime/ folder; CPU packages rename the mgrt namespace per package (NAME_mgrt).
 #pragma once
 
+#include "mg_abi_tables.h"
+
 #include <algorithm>
 #include <map>
 #include <cstdint>
@@ -26,35 +28,6 @@
 
 namespace mgrt {
 namespace abi {
-
-// The values of every package's NAME_status enum (NAME.h).
-enum Status : int { kOk = 0, kErrInvalidArgument = 1, kErrWeights = 2, kErrRuntime = 3, kErrOutOfMemory = 4 };
-
-enum StorageKind : int32_t { kArena = 0, kWeights = 1, kInput = 2, kOutput = 3 };
-
-constexpr int kMaxDims = 8;
-
-// One tensor of the model.
-struct SlotDesc {
-  int32_t dtype;    // ONNX numbering
-  int32_t rank;
-  int32_t storage;  // StorageKind
-  int64_t where;    // byte offset (arena, weights) or input/output index
-  int64_t bytes;
-  int64_t dims[kMaxDims];
-};
-
-// A graph input or output: its name and slot.
-struct PortDesc {
-  const char* name;
-  int32_t slot;
-};
-
-// A graph output no step writes (an input or a constant returned as is, a repeated output).
-struct CopyDesc {
-  int32_t output;  // graph output index
-  int32_t slot;    // the slot whose bytes it receives
-};
 
 inline uint64_t fnv1a64(const unsigned char* p, uint64_t n) {
   uint64_t h = 0xcbf29ce484222325ull;

@@ -1,6 +1,9 @@
 // The package core (see mg_package.h): the C interface of every CPU package, over its Program.
 #include "mg_package.h"
 
+#include "mg_abi.h"
+#include "mg_runtime.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>

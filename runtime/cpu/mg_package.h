@@ -12,15 +12,16 @@
 // item that one thread runs whole, biggest first; with one thread they run in order.
 //
 // What every target's packages share (status codes, slot and port tables, handle registry,
-// weights loading, messages) is runtime/common/mg_abi.h; this file adds the CPU's step loop.
+// weights loading, messages) is runtime/common/mg_abi.h (its tables: mg_abi_tables.h); this file adds the CPU's step loop.
 // Handles of one package passed to another package's functions are refused.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "mg_abi.h"
-#include "mg_runtime.h"
+// Only the plain tables: a package's NAME.cpp includes this header, and nothing of the standard
+// library, so that it compiles in a fraction of a second.
+#include "mg_abi_tables.h"
 
 namespace mgrt {
 namespace pkg {

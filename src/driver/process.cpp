@@ -168,6 +168,21 @@ Expected<std::string> makeTempDir(const std::string& prefix, const std::string& 
   return std::string(buf.data());
 }
 
+bool inPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "";
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find(':', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(pos, end - pos);
+    pos = end + 1;
+    if (dir.empty()) continue;
+    if (::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
 std::string cxxCompiler() {
   const char* c = std::getenv("CXX");
   return c && *c ? c : "c++";

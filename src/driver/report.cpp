@@ -69,21 +69,6 @@ const char* clusterColor(const std::string& strategy) {
   return "#eeeeee";
 }
 
-bool inPath(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "";
-  size_t pos = 0;
-  while (pos <= p.size()) {
-    size_t end = p.find(':', pos);
-    if (end == std::string::npos) end = p.size();
-    std::string dir = p.substr(pos, end - pos);
-    pos = end + 1;
-    if (dir.empty()) continue;
-    if (::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
-
 // The passes that form parallel groups: the baseline ("unfused") pipeline leaves them out.
 const std::set<std::string> kParallelPasses = {"wide-merge", "batch-merge", "batch-merge-conv",
                                                "place-concat-slices", "parallel-co-optimize"};

@@ -57,6 +57,8 @@ Expected<std::string> makeTempDir(const std::string& prefix, const std::string& 
 
 // The C++ compiler for fast builds: $CXX, else c++.
 std::string cxxCompiler();
+// Whether an executable named `tool` is in one of $PATH's folders.
+bool inPath(const std::string& tool);
 
 }  // namespace driver
 }  // namespace magneto
