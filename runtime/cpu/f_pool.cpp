@@ -67,16 +67,18 @@ bool sameWidthStride1(const PoolGeom& g) {
 }
 
 #if defined(__AVX512F__)
-// Stride 2: output columns [0, n16) of a combined row t, 16 at a time: tap kx of 16 outputs is
+// Stride 2: the output columns of a combined row t, 16 at a time: tap kx of 16 outputs is
 // t[2 ox + kx], the even (kx even) or odd lanes of the 32 floats from t + kx rounded down to even,
-// picked by one two-source permute; no gathers. Returns n16 (the caller does the rest).
+// picked by one two-source permute; no gathers. The last ow % 16 columns take a masked store (rows
+// of 13 or 27 outputs, SqueezeNet's later pools, spent most of their time in a scalar tail): their
+// loads reach at most 2 (ow - 1) + kw + 30 floats into t, inside the caller's buffer (padded + 32),
+// and the lanes past ow only feed masked-off outputs. Returns ow.
 // (max(v, acc) is v > acc ? v : acc, the scalar loop's rule, NaN included.)
 template <bool kMax>
 int64_t columnsStride2(const float* t, int64_t kw, int64_t ow, float* yr) {
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-  int64_t ox = 0;
-  for (; ox + 16 <= ow; ox += 16) {
+  auto columns = [&](int64_t ox) {
     const float* base = t + 2 * ox;
     __m512 acc = _mm512_permutex2var_ps(_mm512_loadu_ps(base), ev, _mm512_loadu_ps(base + 16));
     for (int64_t kx = 1; kx < kw; ++kx) {
@@ -84,9 +86,12 @@ int64_t columnsStride2(const float* t, int64_t kw, int64_t ow, float* yr) {
       const __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(p), (kx & 1) ? od : ev, _mm512_loadu_ps(p + 16));
       acc = kMax ? _mm512_maskz_max_ps(0xFFFF, v, acc) : _mm512_add_ps(acc, v);
     }
-    _mm512_storeu_ps(yr + ox, acc);
-  }
-  return ox;
+    return acc;
+  };
+  int64_t ox = 0;
+  for (; ox + 16 <= ow; ox += 16) _mm512_storeu_ps(yr + ox, columns(ox));
+  if (ox < ow) _mm512_mask_storeu_ps(yr + ox, vm::tailMask(ow - ox), columns(ox));
+  return ow;
 }
 
 // row[i] = combine over r < nrows of x[r * ld + i] in one pass, 16 columns at a time (the row

@@ -511,6 +511,9 @@ TEST_P(FastKernels, FastPools) {
     checkPool(pool(), rng, isMax, 1, 2, 11, 111, 3, 3, 2, 2, {}, "NOTSET", true, false);
     checkPool(pool(), rng, isMax, 1, 2, 6, 64, 2, 2, 2, 2, {}, "NOTSET", false, false);
     checkPool(pool(), rng, isMax, 1, 2, 10, 50, 3, 4, 3, 3, {1, 2, 1, 1}, "NOTSET", false, true);
+    // SqueezeNet's later 3x3/2 ceil_mode pools: 27 and 13 outputs, a masked vector tail only
+    checkPool(pool(), rng, isMax, 1, 3, 55, 55, 3, 3, 2, 2, {}, "NOTSET", true, false);
+    checkPool(pool(), rng, isMax, 1, 3, 27, 27, 3, 3, 2, 2, {}, "NOTSET", true, true);
     // stride 1, output as wide as the input (the whole-plane path): Inception's 3x3 pad 1 with and
     // without the pads counted, asymmetric 5x5 pads (1 left, 3 right), 1x3 and 3x1
     checkPool(pool(), rng, isMax, 1, 3, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, "NOTSET", false, true);
