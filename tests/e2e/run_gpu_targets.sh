@@ -302,6 +302,15 @@ build_one() {
   fi
 }
 IFS=',' read -ra builds <<< "$built"
+# The slowest builds first (two at a time: one long build left for the end keeps a core idle).
+ordered=()
+for m in seq2seq_small nasnet_a_mobile_small inception_v3_small; do
+  for b in "${builds[@]}"; do [ "$b" = "$m" ] && ordered+=("$m"); done
+done
+for b in "${builds[@]}"; do
+  case " ${ordered[*]} " in *" $b "*) ;; *) ordered+=("$b") ;; esac
+done
+builds=("${ordered[@]}")
 both_arch="${builds[0]}"
 for m in "${builds[@]}"; do [ "$m" = squeezenet1_1_small ] && both_arch=$m; done
 jobs=()
