@@ -4,6 +4,7 @@
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
+#include "magneto/support/strings.h"
 
 namespace magneto {
 
@@ -15,13 +16,7 @@ std::unique_ptr<Pass> createPass(const std::string& name) {
 
 Expected<std::vector<std::unique_ptr<Pass>>> parsePipeline(const std::string& list) {
   std::vector<std::unique_ptr<Pass>> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t end = list.find(',', pos);
-    if (end == std::string::npos) end = list.size();
-    std::string name = list.substr(pos, end - pos);
-    pos = end + 1;
-    if (name.empty()) continue;
+  for (const std::string& name : splitList(list, ',')) {
     auto p = createPass(name);
     if (!p) {
       std::string known;

@@ -1,6 +1,8 @@
 // Shared plumbing of the magnetoc commands (see include/magneto/driver/process.h).
 #include "magneto/driver/process.h"
 
+#include "magneto/support/strings.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -170,16 +172,8 @@ Expected<std::string> makeTempDir(const std::string& prefix, const std::string& 
 
 bool inPath(const std::string& tool) {
   const char* path = std::getenv("PATH");
-  std::string p = path ? path : "";
-  size_t pos = 0;
-  while (pos <= p.size()) {
-    size_t end = p.find(':', pos);
-    if (end == std::string::npos) end = p.size();
-    std::string dir = p.substr(pos, end - pos);
-    pos = end + 1;
-    if (dir.empty()) continue;
+  for (const std::string& dir : splitList(path ? path : "", ':'))
     if (::access((dir + "/" + tool).c_str(), X_OK) == 0) return true;
-  }
   return false;
 }
 

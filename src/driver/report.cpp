@@ -16,6 +16,7 @@
 
 #include "magneto/analysis/memory_plan.h"
 #include "magneto/driver/process.h"
+#include "magneto/support/strings.h"
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
@@ -75,15 +76,8 @@ const std::set<std::string> kParallelPasses = {"wide-merge", "batch-merge", "bat
 
 std::string withoutParallelPasses(const std::string& list) {
   std::string out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t end = list.find(',', pos);
-    if (end == std::string::npos) end = list.size();
-    std::string name = list.substr(pos, end - pos);
-    pos = end + 1;
-    if (name.empty() || kParallelPasses.count(name)) continue;
-    out += (out.empty() ? "" : ",") + name;
-  }
+  for (const std::string& name : splitList(list, ','))
+    if (!kParallelPasses.count(name)) out += (out.empty() ? "" : ",") + name;
   return out;
 }
 
