@@ -12,7 +12,8 @@
 // item that one thread runs whole, biggest first; with one thread they run in order.
 //
 // What every target's packages share (status codes, slot and port tables, handle registry,
-// weights loading, messages) is runtime/common/mg_abi.h (its tables: mg_abi_tables.h); this file adds the CPU's step loop.
+// weights loading, messages) is runtime/common/mg_abi.h (its plain tables: mg_abi_tables.h);
+// this file adds the CPU's step loop.
 // Handles of one package passed to another package's functions are refused.
 #pragma once
 
