@@ -27,6 +27,7 @@
 #include "f_conv.h"
 #include "f_gemm.h"
 #include "f_vmath.h"
+#include "mg_threadpool.h"
 
 namespace mgrt {
 namespace conv {
@@ -83,6 +84,13 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
   __m512 probe = _mm512_setzero_ps();
   const bool vecAct = vm::vecAct(ep, probe);  // false: actRow on the stored values
 
+  // Threaded, items run image by image, band by band, the channel blocks of a band next to each
+  // other: a thread's contiguous share of items (the pool gives thread t the t-th share first) is
+  // a band of rows across all channels, the rows that a GEMM-based layer before or after this one
+  // gives the same thread, so they are in its core's cache. Measured on a MnasNet block (1x1 24->72,
+  // dw 3x3 72, 1x1 72->24 at 56x56, 2 threads): 0.355 -> 0.297 ms; channel-block order (the
+  // block's bands one after another, sharing the weights and the halo rows) stays for one thread.
+  const bool rowMajor = pool && pool->threads() > 1;
   parallelFor(pool, g.n * blocks * bands, 1, [&](int64_t b, int64_t e) {
     static thread_local fast::Scratch bufS, wS, outS;
     const int64_t inRowsMax = (band - 1) * g.sh + extra;
@@ -91,7 +99,13 @@ void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float
     float* obuf = outS.get((band * g.ow + 16) * 16);
     int64_t lastBlock = -1;
     for (int64_t item = b; item < e; ++item) {
-      const int64_t bi = item % bands, blk = item / bands, n = blk / blocks, c0 = (blk % blocks) * 16;
+      int64_t n, bi, blk;
+      if (rowMajor) {
+        n = item / (bands * blocks), bi = item / blocks % bands, blk = n * blocks + item % blocks;
+      } else {
+        bi = item % bands, blk = item / bands, n = blk / blocks;
+      }
+      const int64_t c0 = (blk % blocks) * 16;
       const int cnt = static_cast<int>(std::min<int64_t>(16, g.c - c0));
       const __mmask16 chMask = vm::tailMask(cnt);
       if (blk != lastBlock) {  // the block's weights as [tap][16]

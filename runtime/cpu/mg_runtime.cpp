@@ -107,7 +107,7 @@ int Ctx::fail(const char* fmt, ...) {
 
 // ---- thread pool ----------------------------------------------------------------------------
 
-ThreadPool::ThreadPool(int threads) : nthreads_(std::max(1, threads)) {
+ThreadPool::ThreadPool(int threads) : nthreads_(std::max(1, threads)), ranges_(new Range[nthreads_]) {
   for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
 }
 
@@ -152,17 +152,47 @@ void ThreadPool::workerLoop(int self) {
   }
 }
 
+// A range's positions count units of unit_ items (1 but for regions of 2^32 items or more).
+// The owner takes up to chunkUnits_ units from the front, a thief as many from the back.
+bool ThreadPool::takeFront(int owner, int64_t* begin, int64_t* end) {
+  std::atomic<uint64_t>& r = ranges_[owner].frontBack;
+  uint64_t v = r.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = v & 0xffffffffu, back = v >> 32;
+    if (front >= back) return false;
+    const uint64_t take = std::min<uint64_t>(chunkUnits_, back - front);
+    if (r.compare_exchange_weak(v, v + take, std::memory_order_relaxed)) {
+      *begin = static_cast<int64_t>(front), *end = static_cast<int64_t>(front + take);
+      return true;
+    }
+  }
+}
+
+bool ThreadPool::takeBack(int owner, int64_t* begin, int64_t* end) {
+  std::atomic<uint64_t>& r = ranges_[owner].frontBack;
+  uint64_t v = r.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = v & 0xffffffffu, back = v >> 32;
+    if (front >= back) return false;
+    const uint64_t take = std::min<uint64_t>(chunkUnits_, back - front);
+    if (r.compare_exchange_weak(v, v - (take << 32), std::memory_order_relaxed)) {
+      *begin = static_cast<int64_t>(back - take), *end = static_cast<int64_t>(back);
+      return true;
+    }
+  }
+}
+
 void ThreadPool::runChunks(int self) {
   if (pinned_) {
     (*pinned_)(self);
     return;
   }
-  for (;;) {
-    int64_t c = next_.fetch_add(1);
-    if (c >= chunks_) return;
-    int64_t b = c * chunkSize_;
-    int64_t e = std::min(n_, b + chunkSize_);
-    (*fn_)(b, e);
+  auto runUnits = [this](int64_t b, int64_t e) { (*fn_)(b * unit_, std::min(n_, e * unit_)); };
+  int64_t b, e;
+  while (takeFront(self, &b, &e)) runUnits(b, e);
+  for (int k = 1; k < nthreads_; ++k) {
+    const int victim = (self + k) % nthreads_;
+    while (takeBack(victim, &b, &e)) runUnits(b, e);
   }
 }
 
@@ -174,12 +204,21 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
     return;
   }
   std::lock_guard<std::mutex> serial(runMu_);  // one parallel region at a time per pool
-  int64_t maxChunks = static_cast<int64_t>(nthreads_) * 4;
-  chunkSize_ = std::max(grain, (n + maxChunks - 1) / maxChunks);
-  chunks_ = (n + chunkSize_ - 1) / chunkSize_;
+  unit_ = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
+  const int64_t units = (n + unit_ - 1) / unit_;
+  // Thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a time
+  // (at least `grain` items) so that a thread that finishes early has some left to steal.
+  const int64_t share = (units + nthreads_ - 1) / nthreads_;
+  chunkUnits_ = std::max((grain + unit_ - 1) / unit_, (share + 3) / 4);
   n_ = n;
   fn_ = &fn;
-  next_.store(0, std::memory_order_relaxed);
+  // The stores are published to the workers by startWorkers (the generation's release, their
+  // acquire).
+  for (int t = 0; t < nthreads_; ++t) {
+    const uint64_t b = static_cast<uint64_t>(units * t / nthreads_);
+    const uint64_t e = static_cast<uint64_t>(units * (t + 1) / nthreads_);
+    ranges_[t].frontBack.store(b | (e << 32), std::memory_order_relaxed);
+  }
   startWorkers();
   runChunks(0);
   while (active_.load(std::memory_order_acquire) != 0) cpuRelax();

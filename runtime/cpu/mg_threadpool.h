@@ -1,11 +1,19 @@
-// A small persistent thread pool: one parallel region at a time, chunks handed out by an atomic
-// counter. The calling thread works too, so a pool of N threads starts N-1 workers.
+// A small persistent thread pool: one parallel region at a time. The calling thread works too, so
+// a pool of N threads starts N-1 workers.
+//
+// Work is handed out with affinity: thread t owns the t-th of T equal contiguous ranges of a
+// region's items and takes them from the front a chunk at a time; a thread that has finished its
+// own range steals chunks from the back of the others'. Consecutive layers split the same way (a GEMM's column blocks, a
+// convolution's output rows) so thread t keeps finding the part of a tensor it wrote itself in
+// its own core's cache; with one shared counter each chunk went to whichever thread asked first,
+// and half of every activation crossed between cores from one layer to the next.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,6 +36,8 @@ class ThreadPool {
   void workerLoop(int self);
   void startWorkers();  // wakes the workers for the region just set up
   void runChunks(int self);
+  bool takeFront(int owner, int64_t* begin, int64_t* end);  // the owner's next chunk
+  bool takeBack(int owner, int64_t* begin, int64_t* end);   // the owner's last chunk, for a thief
   int nthreads_;
   std::vector<std::thread> workers_;
   std::mutex mu_, runMu_;
@@ -36,9 +46,14 @@ class ThreadPool {
   bool stop_ = false;
   int sleepers_ = 0;  // guarded by mu_
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int64_t> next_{0};
+  // Per thread, its range of items still to run (in units of unit_ items): front in the low 32
+  // bits, end (one past the last) in the high 32 bits, both moved with compare-exchange.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> frontBack{0};
+  };
+  std::unique_ptr<Range[]> ranges_;
   std::atomic<int> active_{0};
-  int64_t chunks_ = 0, chunkSize_ = 1, n_ = 0;
+  int64_t unit_ = 1, chunkUnits_ = 1, n_ = 0;
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   const std::function<void(int)>* pinned_ = nullptr;  // set for the length of a runPinned
 };

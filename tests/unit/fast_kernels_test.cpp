@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include <cmath>
@@ -647,6 +650,78 @@ TEST_P(FastKernels, FastRecurrentMatchesReference) {
       {"GRU", 3, "reverse",        5, 7, 6, 10, true, true, false, false, true, ""},
   };
   for (const RnnCase& rc : cases) checkRecurrent(pool(), rng, rc);
+}
+
+// ---- thread pool ----------------------------------------------------------------------------
+
+// Every item runs exactly once, whatever the item count, grain and thread count, including regions
+// where threads finish their own share and steal from the others'.
+TEST(ThreadPool, EveryItemOnceWithStealing) {
+  for (int threads : {2, 3, 5}) {
+    mgrt::ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 3, 7, 14, 64, 1000, 4099}) {
+      for (int64_t grain : {1, 4, 100}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        for (auto& h : hits) h.store(0);
+        std::atomic<int64_t> calls{0};
+        mgrt::parallelFor(&pool, n, grain, [&](int64_t b, int64_t e) {
+          EXPECT_LE(0, b);
+          EXPECT_LT(b, e);
+          EXPECT_LE(e, n);
+          ++calls;
+          // Uneven work, so that some threads run out of their own share first.
+          if (b % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+        });
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1)
+              << "item " << i << " of " << n << ", grain " << grain << ", " << threads << " threads";
+        EXPECT_GT(calls.load(), 0);
+      }
+    }
+  }
+}
+
+// Each thread starts on its own contiguous share: the calling thread owns the first half, and a
+// thread that finishes early steals from the back of the other's. So once both threads have
+// started, within each share the owner ran a prefix and the other thread at most a suffix. (The layers of a model
+// rely on this to find what they wrote in their own core's cache.) Items wait until both threads
+// have started, so that neither can finish its share and steal before the other begins.
+TEST(ThreadPool, EachThreadStartsOnItsOwnShare) {
+  mgrt::ThreadPool pool(2);
+  const auto caller = std::this_thread::get_id();
+  for (int round = 0; round < 20; ++round) {
+    std::vector<int> byCaller(64, 0), byWorker(64, 0);
+    std::atomic<bool> callerIn{false}, workerIn{false}, timedOut{false};
+    mgrt::parallelFor(&pool, 64, 1, [&](int64_t b, int64_t e) {
+      const bool isCaller = std::this_thread::get_id() == caller;
+      (isCaller ? callerIn : workerIn).store(true);
+      const auto t0 = std::chrono::steady_clock::now();
+      while (!(callerIn.load() && workerIn.load())) {
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
+          timedOut.store(true);
+          break;
+        }
+        std::this_thread::yield();
+      }
+      for (int64_t i = b; i < e; ++i) (isCaller ? byCaller : byWorker)[static_cast<size_t>(i)] = 1;
+    });
+    ASSERT_FALSE(timedOut.load()) << "the worker never joined the region";
+    // Per owner's range ([0, 32) the caller's, [32, 64) the worker's): the owner ran a prefix
+    // that starts at the range's first item, the other thread at most a suffix.
+    for (int owner = 0; owner < 2; ++owner) {
+      const std::vector<int>& mine = owner == 0 ? byCaller : byWorker;
+      const int64_t b = owner * 32, e = b + 32;
+      ASSERT_EQ(mine[static_cast<size_t>(b)], 1) << "round " << round << ": thread " << owner
+                                                  << " did not start on its own share";
+      int64_t k = b;
+      while (k < e && mine[static_cast<size_t>(k)]) ++k;
+      for (int64_t i = k; i < e; ++i)
+        ASSERT_FALSE(mine[static_cast<size_t>(i)])
+            << "round " << round << ": thread " << owner << " ran item " << i
+            << " after the other thread took its share from " << k;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, FastKernels, ::testing::Values(1, 2),
