@@ -93,16 +93,8 @@ Scratch& scratchB() {
   return s;
 }
 
-// Whether the epilogue's activation runs as a pass over each stored tile row (actRow) instead of
-// in the vector write-back (vm::vecAct handles None, Relu, LeakyRelu and Clip).
-bool rowPassAct(const Epilogue& e) {
-  VF probe = VF{};
-  return !vm::vecAct(e, probe);
-}
-
 struct TileCtx {
   const GemmSpec* s;
-  bool rowAct;  // rowPassAct(s->ep)
   bool first, last;
   bool accumulate;  // C holds an in-place residual: every K slice adds onto C (see sgemm)
 };
@@ -119,32 +111,67 @@ inline VF loadN(const float* p, int n) {
 #endif
 }
 
-// Epilogue of n (1..kW) consecutive outputs of one row (lanes past n are computed on zeros and
-// never stored).
-inline VF epilogueVec(const TileCtx& t, VF x, int64_t row, int64_t col, int n = kW) {
-  const GemmSpec& s = *t.s;
-  if (s.alpha != 1.f) x *= s.alpha;
-  if (s.bias.p) {
-    const float* bp = s.bias.p + row * s.bias.rs + col * s.bias.cs;
-    if (s.bias.cs == 0) {
-      x += splat(s.biasScale * bp[0]);
-    } else if (s.bias.cs == 1) {
-      x += s.biasScale * loadN(bp, n);
+// The epilogue's operands as locals, read once per tile write-back: the stores to C could alias
+// the spec's floats, and the compiler would reload them after every store.
+struct EpiLocal {
+  float alpha = 1.f, biasScale = 1.f;
+  const float* bias = nullptr;
+  int64_t brs = 0, bcs = 0;
+  const float* res = nullptr;
+  int64_t ldres = 0;
+  float actAlpha = 0.f, actBeta = 0.f;
+};
+
+inline EpiLocal epiLocal(const GemmSpec& s) {
+  EpiLocal e;
+  e.alpha = s.alpha, e.biasScale = s.biasScale;
+  e.bias = s.bias.p, e.brs = s.bias.rs, e.bcs = s.bias.cs;
+  e.res = s.res, e.ldres = s.ldres;
+  e.actAlpha = s.ep.alpha, e.actBeta = s.ep.beta;
+  return e;
+}
+
+// alpha * x + biasScale * bias + residual for n (1..kW) consecutive outputs of one row (lanes past
+// n are computed on zeros and never stored): epilogueAt's order, without the activation.
+inline __attribute__((always_inline)) VF affineVec(const EpiLocal& e, VF x, int64_t row, int64_t col, int n) {
+  if (e.alpha != 1.f) x *= e.alpha;
+  if (e.bias) {
+    const float* bp = e.bias + row * e.brs + col * e.bcs;
+    if (e.bcs == 0) {
+      x += splat(e.biasScale * bp[0]);
+    } else if (e.bcs == 1) {
+      x += e.biasScale * loadN(bp, n);
     } else {
-      for (int l = 0; l < n; ++l) x[l] += s.biasScale * bp[l * s.bias.cs];
+      for (int l = 0; l < n; ++l) x[l] += e.biasScale * bp[l * e.bcs];
     }
   }
-  if (s.res) x += loadN(s.res + row * s.ldres + col, n);
-  if (!t.rowAct) vm::vecAct(s.ep, x);
+  if (e.res) x += loadN(e.res + row * e.ldres + col, n);
   return x;
 }
 
-// Write-back of an R x NR register tile (the valid mr x nr part) at c (row stride ldc), global
-// position (i0, j0): adds the partial sums already in C unless t.first, applies the epilogue on
-// t.last. Shared by the micro-kernel (R = MR) and the few-rows panel kernel (R = 1..4).
-template <int R>
-inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c, int64_t ldc, int64_t i0,
-                                                     int64_t j0, int mr, int nr, const TileCtx& t) {
+// An activation applied in registers during the write-back (None, Relu, LeakyRelu, Clip; with
+// AVX-512 also HardSigmoid and HardSwish: see writeBack); K is a constant, so vm::vecAct's switch
+// folds away. The others run as one vector pass over each stored tile row (vm::actRow, the same
+// vector formulas).
+template <Act K>
+inline __attribute__((always_inline)) VF actVec(const EpiLocal& e, VF x) {
+  if constexpr (K == Act::kNone) {
+    return x;
+  } else {
+    Epilogue ep;
+    ep.act = K, ep.alpha = e.actAlpha, ep.beta = e.actBeta;
+    vm::vecAct(ep, x);
+    return x;
+  }
+}
+
+// Stores an R x NR register tile (its valid mr x nr part) at c (row stride ldc), global position
+// (i0, j0): adds the partial sums already in C unless t.first; with kLast, the epilogue (affine
+// part and, in registers, activation K).
+template <int R, bool kLast, Act K>
+inline __attribute__((always_inline)) void storeTile(VF (&acc)[R][kNV], float* c, int64_t ldc, int64_t i0,
+                                                     int64_t j0, int mr, int nr, const TileCtx& t,
+                                                     const EpiLocal& e) {
   if (mr == R && nr == kNR) {
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) {
@@ -153,10 +180,9 @@ inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c
       for (int v = 0; v < kNV; ++v) {
         VF x = acc[i][v];
         if (!t.first) x += loadu(cr + v * kW);
-        if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW);
+        if constexpr (kLast) x = actVec<K>(e, affineVec(e, x, i0 + i, j0 + v * kW, kW));
         storeu(cr + v * kW, x);
       }
-      if (t.last && t.rowAct) vm::actRow(t.s->ep, cr, cr, kNR);
     }
     return;
   }
@@ -170,24 +196,51 @@ inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c
       if (!m) break;
       VF x = acc[i][v];
       if (!t.first) x += (VF)_mm512_maskz_loadu_ps(m, cr + v * kW);
-      if (t.last) x = epilogueVec(t, x, i0 + i, j0 + v * kW, std::min(nr - v * kW, kW));
+      if constexpr (kLast) x = actVec<K>(e, affineVec(e, x, i0 + i, j0 + v * kW, std::min(nr - v * kW, kW)));
       _mm512_mask_storeu_ps(cr + v * kW, m, (__m512)x);
     }
-    if (t.last && t.rowAct) vm::actRow(t.s->ep, cr, cr, nr);
   }
-  return;
-#endif
+#else
   alignas(64) float tile[R * kNR];
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < kNV; ++v) storeu(tile + i * kNR + v * kW, acc[i][v]);
   for (int i = 0; i < mr; ++i) {
     float* cr = c + i * ldc;
-    for (int j = 0; j < nr; ++j) {
-      float x = tile[i * kNR + j];
-      if (!t.first) x += cr[j];
-      if (t.last) x = epilogueAt(*t.s, i0 + i, j0 + j, x);
-      cr[j] = x;
+    for (int v = 0; v * kW < nr; ++v) {
+      const int n = std::min(nr - v * kW, kW);
+      VF x = loadu(tile + i * kNR + v * kW);
+      if (!t.first)
+        for (int l = 0; l < n; ++l) x[l] += cr[v * kW + l];
+      if constexpr (kLast) x = actVec<K>(e, affineVec(e, x, i0 + i, j0 + v * kW, n));
+      for (int l = 0; l < n; ++l) cr[v * kW + l] = x[l];
     }
+  }
+#endif
+}
+
+// Write-back of an R x NR register tile (the valid mr x nr part) at c (row stride ldc), global
+// position (i0, j0): adds the partial sums already in C unless t.first, applies the epilogue on
+// t.last. Shared by the micro-kernel (R = MR) and the few-rows panel kernel (R = 1..4). The
+// epilogue's operands are read once per tile and the activation is chosen once per tile (it was a
+// call per vector, which also spilled the 16 accumulators around each call: a third of a 1x1
+// 24->72 convolution's time).
+template <int R>
+inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c, int64_t ldc, int64_t i0,
+                                                     int64_t j0, int mr, int nr, const TileCtx& t) {
+  if (!t.last) return storeTile<R, false, Act::kNone>(acc, c, ldc, i0, j0, mr, nr, t, EpiLocal{});
+  const EpiLocal e = epiLocal(*t.s);
+  switch (t.s->ep.act) {
+    case Act::kNone: return storeTile<R, true, Act::kNone>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kRelu: return storeTile<R, true, Act::kRelu>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kLeakyRelu: return storeTile<R, true, Act::kLeakyRelu>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kClip: return storeTile<R, true, Act::kClip>(acc, c, ldc, i0, j0, mr, nr, t, e);
+#if defined(__AVX512F__)
+    case Act::kHardSigmoid: return storeTile<R, true, Act::kHardSigmoid>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kHardSwish: return storeTile<R, true, Act::kHardSwish>(acc, c, ldc, i0, j0, mr, nr, t, e);
+#endif
+    default:
+      storeTile<R, true, Act::kNone>(acc, c, ldc, i0, j0, mr, nr, t, e);
+      for (int i = 0; i < mr; ++i) vm::actRow(t.s->ep, c + i * ldc, c + i * ldc, nr);
   }
 }
 
@@ -524,7 +577,7 @@ void smallMPanels(const GemmSpec& s, const TileCtx& t, int64_t pb, int64_t pe) {
 }
 
 void gemvPanels(const GemmSpec& s, ThreadPool* pool) {
-  TileCtx t{&s, rowPassAct(s.ep), true, true, false};
+  TileCtx t{&s, true, true, false};
   parallelForStatic(pool, ceilDiv(s.n, kNR), [&](int64_t pb, int64_t pe) {
     switch (s.m) {
       case 1: smallMPanels<1>(s, t, pb, pe); break;
@@ -661,7 +714,7 @@ void sgemm(const GemmSpec& s, ThreadPool* pool) {
   GemmSpec sp = s;
   const bool inPlace = s.res && s.res == s.c && s.ldres == s.ldc && s.alpha == 1.f;
   if (inPlace) sp.res = nullptr;
-  TileCtx t{&sp, rowPassAct(sp.ep), true, true, inPlace};
+  TileCtx t{&sp, true, true, inPlace};
   parallelFor(pool, mBlocks * nBlocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       int64_t ib = it % mBlocks, jb = it / mBlocks;
