@@ -182,7 +182,7 @@ int stepFailed(Model* m, int i, const mgrt::Ctx& c) {
 // reported for the first failing member in step order, as a sequential run would.
 int runRegion(Model* m, const RegionDesc& r) {
   const int32_t* order = m->program->regionOrder + r.order;
-  m->pool->run(r.count, 1, [&](int64_t begin, int64_t end) {
+  m->pool->runInOrder(r.count, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int i = order[k];
       const int slot = i - r.first;

@@ -189,6 +189,10 @@ void ThreadPool::runChunks(int self) {
   }
   auto runUnits = [this](int64_t b, int64_t e) { (*fn_)(b * unit_, std::min(n_, e * unit_)); };
   int64_t b, e;
+  if (inOrder_) {
+    while (takeFront(0, &b, &e)) runUnits(b, e);
+    return;
+  }
   while (takeFront(self, &b, &e)) runUnits(b, e);
   for (int k = 1; k < nthreads_; ++k) {
     const int victim = (self + k) % nthreads_;
@@ -203,20 +207,37 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
     fn(0, n);
     return;
   }
+  // Thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a time
+  // (at least `grain` items) so that a thread that finishes early has some left to steal.
+  const int64_t unit = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
+  const int64_t share = ((n + unit - 1) / unit + nthreads_ - 1) / nthreads_;
+  runRegion(n, std::max((grain + unit - 1) / unit, (share + 3) / 4), false, fn);
+}
+
+void ThreadPool::runInOrder(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (nthreads_ == 1 || n == 1) {
+    fn(0, n);
+    return;
+  }
+  runRegion(n, 1, true, fn);
+}
+
+void ThreadPool::runRegion(int64_t n, int64_t chunkUnits, bool inOrder,
+                           const std::function<void(int64_t, int64_t)>& fn) {
   std::lock_guard<std::mutex> serial(runMu_);  // one parallel region at a time per pool
   unit_ = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
   const int64_t units = (n + unit_ - 1) / unit_;
-  // Thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a time
-  // (at least `grain` items) so that a thread that finishes early has some left to steal.
-  const int64_t share = (units + nthreads_ - 1) / nthreads_;
-  chunkUnits_ = std::max((grain + unit_ - 1) / unit_, (share + 3) / 4);
+  chunkUnits_ = chunkUnits;
+  inOrder_ = inOrder;
   n_ = n;
   fn_ = &fn;
   // The stores are published to the workers by startWorkers (the generation's release, their
-  // acquire).
+  // acquire). In order: all units in range 0, which every thread takes from the front.
   for (int t = 0; t < nthreads_; ++t) {
-    const uint64_t b = static_cast<uint64_t>(units * t / nthreads_);
-    const uint64_t e = static_cast<uint64_t>(units * (t + 1) / nthreads_);
+    const uint64_t b = inOrder ? 0 : static_cast<uint64_t>(units * t / nthreads_);
+    const uint64_t e = inOrder ? (t == 0 ? static_cast<uint64_t>(units) : 0)
+                               : static_cast<uint64_t>(units * (t + 1) / nthreads_);
     ranges_[t].frontBack.store(b | (e << 32), std::memory_order_relaxed);
   }
   startWorkers();

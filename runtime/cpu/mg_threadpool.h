@@ -3,10 +3,12 @@
 //
 // Work is handed out with affinity: thread t owns the t-th of T equal contiguous ranges of a
 // region's items and takes them from the front a chunk at a time; a thread that has finished its
-// own range steals chunks from the back of the others'. Consecutive layers split the same way (a GEMM's column blocks, a
-// convolution's output rows) so thread t keeps finding the part of a tensor it wrote itself in
-// its own core's cache; with one shared counter each chunk went to whichever thread asked first,
-// and half of every activation crossed between cores from one layer to the next.
+// own range steals chunks from the back of the others'. Consecutive layers split the same way (a
+// GEMM's column blocks, a convolution's output rows), so thread t keeps finding the part of a
+// tensor it wrote itself in its own core's cache; with one shared counter each chunk went to
+// whichever thread asked first, and half of every activation crossed between cores from one layer
+// to the next. (runInOrder instead hands items out one at a time in order, for lists sorted
+// biggest first.)
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,10 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   int threads() const { return nthreads_; }
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // fn(i, i + 1) for every i in [0, n), items taken one at a time in order by whichever thread is
+  // free (no shares): for work items listed biggest first, the longest-processing-time schedule
+  // (a joint group's members, each a whole layer on one thread).
+  void runInOrder(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
   // fn(t) on thread t, for every t in [0, threads()): the same share of the work on the same
   // thread every time (what it reads stays in that core's cache from one call to the next).
   void runPinned(const std::function<void(int)>& fn);
@@ -35,6 +41,8 @@ class ThreadPool {
  private:
   void workerLoop(int self);
   void startWorkers();  // wakes the workers for the region just set up
+  void runRegion(int64_t n, int64_t chunkUnits, bool inOrder,
+                 const std::function<void(int64_t, int64_t)>& fn);
   void runChunks(int self);
   bool takeFront(int owner, int64_t* begin, int64_t* end);  // the owner's next chunk
   bool takeBack(int owner, int64_t* begin, int64_t* end);   // the owner's last chunk, for a thief
@@ -54,6 +62,7 @@ class ThreadPool {
   std::unique_ptr<Range[]> ranges_;
   std::atomic<int> active_{0};
   int64_t unit_ = 1, chunkUnits_ = 1, n_ = 0;
+  bool inOrder_ = false;  // runInOrder: every thread takes from the front of range 0
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   const std::function<void(int)>* pinned_ = nullptr;  // set for the length of a runPinned
 };

@@ -682,6 +682,26 @@ TEST(ThreadPool, EveryItemOnceWithStealing) {
   }
 }
 
+// runInOrder (a joint group's members, biggest first): every item once, one at a time, whichever
+// thread takes it.
+TEST(ThreadPool, InOrderEveryItemOnce) {
+  for (int threads : {2, 3}) {
+    mgrt::ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 5, 17}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      for (auto& h : hits) h.store(0);
+      pool.runInOrder(n, [&](int64_t b, int64_t e) {
+        ASSERT_EQ(e, b + 1) << "runInOrder hands out one item at a time";
+        if (b % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+        hits[static_cast<size_t>(b)].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "item " << i << " of " << n;
+      }
+    }
+  }
+}
+
 // Each thread starts on its own contiguous share: the calling thread owns the first half, and a
 // thread that finishes early steals from the back of the other's. So once both threads have
 // started, within each share the owner ran a prefix and the other thread at most a suffix. (The layers of a model
