@@ -154,29 +154,16 @@ void ThreadPool::workerLoop(int self) {
 
 // A range's positions count units of unit_ items (1 but for regions of 2^32 items or more).
 // The owner takes up to chunkUnits_ units from the front, a thief as many from the back.
-bool ThreadPool::takeFront(int owner, int64_t* begin, int64_t* end) {
+bool ThreadPool::take(int owner, bool fromBack, int64_t* begin, int64_t* end) {
   std::atomic<uint64_t>& r = ranges_[owner].frontBack;
   uint64_t v = r.load(std::memory_order_relaxed);
   for (;;) {
     const uint64_t front = v & 0xffffffffu, back = v >> 32;
     if (front >= back) return false;
-    const uint64_t take = std::min<uint64_t>(chunkUnits_, back - front);
-    if (r.compare_exchange_weak(v, v + take, std::memory_order_relaxed)) {
-      *begin = static_cast<int64_t>(front), *end = static_cast<int64_t>(front + take);
-      return true;
-    }
-  }
-}
-
-bool ThreadPool::takeBack(int owner, int64_t* begin, int64_t* end) {
-  std::atomic<uint64_t>& r = ranges_[owner].frontBack;
-  uint64_t v = r.load(std::memory_order_relaxed);
-  for (;;) {
-    const uint64_t front = v & 0xffffffffu, back = v >> 32;
-    if (front >= back) return false;
-    const uint64_t take = std::min<uint64_t>(chunkUnits_, back - front);
-    if (r.compare_exchange_weak(v, v - (take << 32), std::memory_order_relaxed)) {
-      *begin = static_cast<int64_t>(back - take), *end = static_cast<int64_t>(back);
+    const uint64_t n = std::min<uint64_t>(chunkUnits_, back - front);
+    if (r.compare_exchange_weak(v, fromBack ? v - (n << 32) : v + n, std::memory_order_relaxed)) {
+      *begin = static_cast<int64_t>(fromBack ? back - n : front);
+      *end = *begin + static_cast<int64_t>(n);
       return true;
     }
   }
@@ -190,13 +177,13 @@ void ThreadPool::runChunks(int self) {
   auto runUnits = [this](int64_t b, int64_t e) { (*fn_)(b * unit_, std::min(n_, e * unit_)); };
   int64_t b, e;
   if (inOrder_) {
-    while (takeFront(0, &b, &e)) runUnits(b, e);
+    while (take(0, false, &b, &e)) runUnits(b, e);
     return;
   }
-  while (takeFront(self, &b, &e)) runUnits(b, e);
+  while (take(self, false, &b, &e)) runUnits(b, e);
   for (int k = 1; k < nthreads_; ++k) {
     const int victim = (self + k) % nthreads_;
-    while (takeBack(victim, &b, &e)) runUnits(b, e);
+    while (take(victim, true, &b, &e)) runUnits(b, e);
   }
 }
 

@@ -44,8 +44,8 @@ class ThreadPool {
   void runRegion(int64_t n, int64_t chunkUnits, bool inOrder,
                  const std::function<void(int64_t, int64_t)>& fn);
   void runChunks(int self);
-  bool takeFront(int owner, int64_t* begin, int64_t* end);  // the owner's next chunk
-  bool takeBack(int owner, int64_t* begin, int64_t* end);   // the owner's last chunk, for a thief
+  // The next chunk of owner's range: its first (the owner's own) or its last (a thief's).
+  bool take(int owner, bool fromBack, int64_t* begin, int64_t* end);
   int nthreads_;
   std::vector<std::thread> workers_;
   std::mutex mu_, runMu_;
