@@ -10,6 +10,7 @@
 #pragma once
 
 #include "mg_abi_tables.h"
+#include "mg_aligned.h"
 
 #include <algorithm>
 #include <map>
@@ -22,10 +23,6 @@
 #include <set>
 #include <string>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 namespace mgrt {
 namespace abi {
 
@@ -36,31 +33,6 @@ inline uint64_t fnv1a64(const unsigned char* p, uint64_t n) {
     h *= 0x100000001b3ull;
   }
   return h;
-}
-
-// Blocks of 4 MiB and more are 2 MiB aligned and asked for transparent huge pages (a hint: its
-// failure changes nothing but speed): the arena and weights loaded from a file are read every
-// run, and with 4 KiB pages a large layer pays a page walk every 4 KiB.
-constexpr uint64_t kHugeBlock = uint64_t{4} << 20;
-constexpr size_t kHugeAlign = size_t{2} << 20;
-inline size_t blockAlign(uint64_t bytes) { return bytes >= kHugeBlock ? kHugeAlign : 64; }
-
-struct AlignedFree {
-  size_t align = 64;
-  void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t(align)); }
-};
-using AlignedBytes = std::unique_ptr<unsigned char, AlignedFree>;
-
-// Zeroed, 64-byte aligned (2 MiB from 4 MiB up), at least 64 bytes; null when out of memory.
-inline AlignedBytes alignedAlloc(uint64_t bytes) {
-  uint64_t n = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
-  const size_t align = blockAlign(n);
-  void* p = ::operator new(n, std::align_val_t(align), std::nothrow);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (p && align == kHugeAlign) madvise(p, n / align * align, MADV_HUGEPAGE);  // whole pages inside
-#endif
-  if (p) std::memset(p, 0, n);
-  return AlignedBytes(static_cast<unsigned char*>(p), AlignedFree{align});
 }
 
 // This thread's last error message: what NAME_last_error(NULL) returns, and where a call that
@@ -166,8 +138,8 @@ inline int useEmbeddedWeights(const char* package, const unsigned char* data, co
 // (created by the first, freed with the last). The CPU kernels read large weight matrices at
 // memory bandwidth (a batch-1 fully connected layer: 411 MB for VGG's fc6), and they did so 1.7x
 // slower from the binary's read-only data pages than from the heap (50 against 29 ms, the file
-// mapping gets neither transparent huge pages nor the heap's physical layout); the copy is asked
-// for huge pages where the kernel offers them. Checked like useEmbeddedWeights first.
+// mapping gets neither transparent huge pages nor the heap's physical layout); the copy is an
+// alignedAllocUninit block (huge pages from 4 MiB up). Checked like useEmbeddedWeights first.
 inline int shareEmbeddedWeights(const char* package, const unsigned char* data, const unsigned char* end,
                                 uint64_t bytes, uint64_t checksum, std::shared_ptr<const unsigned char>* out,
                                 std::string* handleError) {
@@ -180,18 +152,13 @@ inline int shareEmbeddedWeights(const char* package, const unsigned char* data, 
     *out = live;
     return kOk;
   }
-  const uint64_t n = (bytes + 63) / 64 * 64;
-  void* p = ::operator new(n, std::align_val_t(64), std::nothrow);
-  if (!p) return report(handleError, kErrOutOfMemory, "out of memory copying the embedded weights");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // Whole 2 MiB pages inside the block only; a hint, its failure changes nothing but speed.
-  uintptr_t b = (reinterpret_cast<uintptr_t>(p) + (2u << 20) - 1) & ~uintptr_t((2u << 20) - 1);
-  uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) & ~uintptr_t((2u << 20) - 1);
-  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
-#endif
-  std::memcpy(p, data, bytes);
-  std::shared_ptr<const unsigned char> copy(static_cast<const unsigned char*>(p),
-                                            [](const unsigned char* q) { ::operator delete(const_cast<unsigned char*>(q), std::align_val_t(64)); });
+  AlignedBytes buf = alignedAllocUninit(bytes);
+  if (!buf) return report(handleError, kErrOutOfMemory, "out of memory copying the embedded weights");
+  std::memcpy(buf.get(), data, bytes);
+  const AlignedFree free = buf.get_deleter();
+  std::shared_ptr<const unsigned char> copy(buf.release(), [free](const unsigned char* q) {
+    free(const_cast<unsigned char*>(q));
+  });
   copies[data] = copy;
   *out = copy;
   return kOk;

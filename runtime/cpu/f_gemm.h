@@ -15,10 +15,7 @@
 #include <memory>
 #include <new>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
+#include "mg_aligned.h"
 #include "mg_kernels.h"
 #include "mg_runtime.h"
 
@@ -84,41 +81,31 @@ struct Scratch {
 };
 
 // A pre-packed operand kept in a step's state (mg_runtime.h, StepState), 64-byte aligned like
-// the packing scratch (the micro-kernel loads B panels with aligned vector loads). Buffers of 4 MiB
-// and more are 2 MiB aligned and asked for transparent huge pages: a batch-1 fully connected
-// layer streams its whole packed matrix every run (VGG's fc6: 411 MB), and with 4 KiB pages the
-// same run took from 16 to 440 ms from one process to the next (the panels' K slices lie 4 MB
-// apart, one page walk per 4 KiB of a slice).
+// the packing scratch (the micro-kernel loads B panels with aligned vector loads), on huge pages
+// when large (abi::alignedAllocUninit: a batch-1 fully connected layer streams its whole packed
+// matrix every run).
 class Prepacked {
  public:
   explicit Prepacked(int64_t floats)
-      : bytes_(static_cast<size_t>(floats > 0 ? floats : 1) * sizeof(float)),
-        align_(bytes_ >= (size_t{4} << 20) ? (size_t{2} << 20) : 64),
-        p_(static_cast<float*>(::operator new(bytes_, std::align_val_t(align_), std::nothrow))) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p_ && align_ > 64) madvise(p_, bytes_ / align_ * align_, MADV_HUGEPAGE);  // whole pages inside
-#endif
-  }
-  ~Prepacked() { ::operator delete(p_, std::align_val_t(align_)); }
+      : mem_(abi::alignedAllocUninit(static_cast<uint64_t>(floats > 0 ? floats : 1) * sizeof(float))) {}
   // Packs with fill(data) into a new buffer; null when memory runs out (the caller then packs
   // per run as without a state).
   template <typename Fill>
   static Prepacked* make(int64_t floats, Fill fill) {
     auto* p = new (std::nothrow) Prepacked(floats);
-    if (p && !p->p_) {
+    if (p && !p->mem_) {
       delete p;
       return nullptr;
     }
-    if (p) fill(p->p_);
+    if (p) fill(p->data());
     return p;
   }
   Prepacked(const Prepacked&) = delete;
   Prepacked& operator=(const Prepacked&) = delete;
-  float* data() const { return p_; }
+  float* data() const { return reinterpret_cast<float*>(mem_.get()); }
 
  private:
-  size_t bytes_, align_;
-  float* p_;
+  abi::AlignedBytes mem_;
 };
 
 // Register tile of the compiled micro-kernel (depends on the target ISA macros).

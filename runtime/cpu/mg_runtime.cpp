@@ -152,7 +152,7 @@ void ThreadPool::workerLoop(int self) {
   }
 }
 
-// A range's positions count units of unit_ items (1 but for regions of 2^32 items or more).
+// A range's positions count units of unit_ items (1 but for regions of 2^31 items or more).
 // The owner takes up to chunkUnits_ units from the front, a thief as many from the back.
 bool ThreadPool::take(int owner, bool fromBack, int64_t* begin, int64_t* end) {
   std::atomic<uint64_t>& r = ranges_[owner].frontBack;
@@ -194,11 +194,7 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
     fn(0, n);
     return;
   }
-  // Thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a time
-  // (at least `grain` items) so that a thread that finishes early has some left to steal.
-  const int64_t unit = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
-  const int64_t share = ((n + unit - 1) / unit + nthreads_ - 1) / nthreads_;
-  runRegion(n, std::max((grain + unit - 1) / unit, (share + 3) / 4), false, fn);
+  runRegion(n, grain, false, fn);
 }
 
 void ThreadPool::runInOrder(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
@@ -210,12 +206,16 @@ void ThreadPool::runInOrder(int64_t n, const std::function<void(int64_t, int64_t
   runRegion(n, 1, true, fn);
 }
 
-void ThreadPool::runRegion(int64_t n, int64_t chunkUnits, bool inOrder,
+void ThreadPool::runRegion(int64_t n, int64_t grain, bool inOrder,
                            const std::function<void(int64_t, int64_t)>& fn) {
   std::lock_guard<std::mutex> serial(runMu_);  // one parallel region at a time per pool
   unit_ = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
   const int64_t units = (n + unit_ - 1) / unit_;
-  chunkUnits_ = chunkUnits;
+  // Shares: thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a
+  // time (at least `grain` items) so that a thread that finishes early has some left to steal.
+  // In order: one unit at a time.
+  const int64_t share = (units + nthreads_ - 1) / nthreads_;
+  chunkUnits_ = inOrder ? 1 : std::max((grain + unit_ - 1) / unit_, (share + 3) / 4);
   inOrder_ = inOrder;
   n_ = n;
   fn_ = &fn;

@@ -41,7 +41,7 @@ class ThreadPool {
  private:
   void workerLoop(int self);
   void startWorkers();  // wakes the workers for the region just set up
-  void runRegion(int64_t n, int64_t chunkUnits, bool inOrder,
+  void runRegion(int64_t n, int64_t grain, bool inOrder,
                  const std::function<void(int64_t, int64_t)>& fn);
   void runChunks(int self);
   // The next chunk of owner's range: its first (the owner's own) or its last (a thief's).
