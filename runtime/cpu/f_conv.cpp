@@ -9,7 +9,12 @@
 //    (f_conv_direct.cpp) instead;
 //  - at most 4 input channels (a network's stem) with 8 or more output channels: the stem kernel
 //    (f_conv_stem.cpp), output channels broadcast against 16-pixel vectors of a padded,
-//    column-phase-split copy of the image.
+//    column-phase-split copy of the image;
+//  - ungrouped layers with K >= 128 and at least 32 output channels (3/4 of their 32-channel
+//    blocks busy): spatial kernels and strided 1x1 layers at any size, unit-stride 1x1 layers on
+//    planes of 16 to 256 pixels or with 256+ input channels: the channel-lane kernel
+//    (f_conv_lanes.cpp), 32 output channels in the lanes against broadcast input pixels, no
+//    im2col (ResNet-50's 3x3 layers 133-170 -> 175-200 GFLOP/s on one core);
 // Bias, residual and activation are the GEMM epilogue. Depthwise convolutions (one input channel
 // per group) with at least 12 channels run with 16 channels per vector (f_conv_dw.cpp, AVX-512);
 // the others (channel multipliers, few channels, other ISAs) run the row kernel below, threaded
@@ -455,6 +460,10 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   };
   if (conv::stemApplies(g)) {
     conv::stemConv(g, x, packed(conv::stemPackedSize(g), conv::stemPackWeights), bias, res, y, ep, ctx.pool);
+    return 0;
+  }
+  if (conv::lanesApplies(g)) {
+    conv::lanesConv(g, x, packed(conv::lanesPackedSize(g), conv::lanesPackWeights), bias, res, y, ep, ctx.pool);
     return 0;
   }
   if (conv::directApplies(g)) {

@@ -44,5 +44,15 @@ void stemPackWeights(const ConvGeom& g, const float* w, float* dst);
 void stemConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,
               float* y, const Epilogue& ep, ThreadPool* pool);
 
+// Direct convolution with the output channels in the vector lanes and the pixels broadcast
+// (f_conv_lanes.cpp: ungrouped spatial and strided layers, 1x1 layers on small planes): whether
+// this build and this geometry take it, its packed weights ([block of 32 channels][K][32], packed
+// once per handle when constant) and the kernel. res as for the stem kernel.
+bool lanesApplies(const ConvGeom& g);
+int64_t lanesPackedSize(const ConvGeom& g);
+void lanesPackWeights(const ConvGeom& g, const float* w, float* dst);
+void lanesConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,
+               float* y, const Epilogue& ep, ThreadPool* pool);
+
 }  // namespace conv
 }  // namespace mgrt

@@ -8,7 +8,7 @@
 //  - the input rows a band reads are copied into a zero-padded buffer, split by column phase
 //    (column cx of a padded row goes to phase cx % sw, index cx / sw): for any stride, the inputs
 //    of tap kx for 16 consecutive output pixels are then 16 consecutive floats, and no tap reads
-//    outside the buffer (no bounds checks, no masks in the loop);
+//    outside the buffer (no bounds checks, no masks in the loop; f_conv_band.h);
 //  - a tile is 8 output channels times NV vectors of 16 pixels of one output row (NV = 3: 24
 //    accumulators); per k = (c, ky, kx) it loads NV input vectors and broadcasts 8 weights
 //    (packed [block of 8 channels][K][8]) into 8 * NV FMAs;
@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "f_conv.h"
+#include "f_conv_band.h"
 #include "f_gemm.h"
 #include "f_vmath.h"
 #include "mg_threadpool.h"
@@ -107,69 +108,35 @@ void stemPackWeights(const ConvGeom& g, const float* w, float* dst) {
 
 void stemConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,
               float* y, const Epilogue& ep, ThreadPool* pool) {
-  const int64_t K = kTotal(g), nmb = blocks(g), sw = g.sw;
+  const int64_t K = kTotal(g), nmb = blocks(g);
   // A job is a band of kBand output rows of one image; its padded input rows (the band's rows
   // times the stride plus the kernel's extent) are copied by the job itself into a thread-local
   // buffer (~60 KB for a 7x7/2 stem), so the copy is in cache when the tiles read it.
   constexpr int64_t kBand = 8;
   const int64_t band = std::min(kBand, g.oh), bands = (g.oh + band - 1) / band;
-  const int64_t extra = (g.kh - 1) * g.dh + 1, rows = (band - 1) * g.sh + extra;
-  // A row's last tile may run up to 47 pixels past ow.
-  const int64_t cols = (g.ow + kMaxNV * kW - 1) * sw + (g.kw - 1) * g.dw + 1;
-  const int64_t phaseLen = (cols + sw - 1) / sw, rowLen = phaseLen * sw;  // a row: sw phases
-  const int64_t plane = g.h * g.w, oplane = g.oh * g.ow, pplane = rows * rowLen;
+  const PaddedBand pb(g, band, kMaxNV * kW);  // a row's last tile may run up to 47 pixels past ow
+  const int64_t oplane = g.oh * g.ow;
   static thread_local fast::Scratch biasS, koffS;
   float* bp = biasS.get(nmb * kMR);
   for (int64_t m = 0; m < nmb * kMR; ++m) bp[m] = bias && m < g.m ? bias[m] : 0.f;
   // Offset of k = (c, ky, kx) from an output pixel's first input, in floats of the buffer.
   int64_t* koff = reinterpret_cast<int64_t*>(koffS.get(2 * K));
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t c = k / (g.kh * g.kw), ky = k / g.kw % g.kh, kx = k % g.kw, cx = kx * g.dw;
-    koff[k] = c * pplane + ky * g.dh * rowLen + (cx % sw) * phaseLen + cx / sw;
-  }
+  for (int64_t k = 0; k < K; ++k) koff[k] = pb.tapOffset(g, k / (g.kh * g.kw), k / g.kw % g.kh, k % g.kw);
   __m512 probe = _mm512_setzero_ps();
   const bool vecAct = vm::vecAct(ep, probe);  // false: actRow on the stored values
 
   parallelFor(pool, g.n * bands, 1, [&](int64_t jb, int64_t je) {
     static thread_local fast::Scratch padS, rowS;
-    float* xp = padS.get(g.c * pplane);
-    float* tmp = rowS.get(rowLen + 32);
+    float* xp = padS.get(g.c * pb.pplane);
+    float* tmp = rowS.get(pb.rowLen + 32);
     for (int64_t job = jb; job < je; ++job) {
       const int64_t n = job / bands, oy0 = (job % bands) * band, oy1 = std::min(g.oh, oy0 + band);
-      const int64_t iy0 = oy0 * g.sh - g.pt, nin = (oy1 - 1 - oy0) * g.sh + extra;
-      const float* xn = x + n * g.c * plane;
-      // Padded rows (zero outside the image), split by column phase.
-      for (int64_t c = 0; c < g.c; ++c)
-        for (int64_t r = 0; r < nin; ++r) {
-          const int64_t iy = iy0 + r;
-          float* d = xp + c * pplane + r * rowLen;
-          if (iy < 0 || iy >= g.h) {
-            std::memset(d, 0, sizeof(float) * rowLen);
-            continue;
-          }
-          float* row = sw == 1 ? d : tmp;
-          const int64_t lo = std::min(g.pl, rowLen), hi = std::clamp<int64_t>(g.pl + g.w, lo, rowLen);
-          std::memset(row, 0, sizeof(float) * lo);
-          std::memcpy(row + lo, xn + c * plane + iy * g.w + (lo - g.pl), sizeof(float) * (hi - lo));
-          std::memset(row + hi, 0, sizeof(float) * (rowLen - hi));
-          if (sw == 1) continue;
-          int64_t j = 0;
-          if (sw == 2) {  // even and odd columns, 16 of each per step
-            const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-            const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-            for (; j + 16 <= phaseLen; j += 16) {
-              const __m512 a = _mm512_loadu_ps(tmp + 2 * j), b = _mm512_loadu_ps(tmp + 2 * j + 16);
-              _mm512_storeu_ps(d + j, _mm512_permutex2var_ps(a, ev, b));
-              _mm512_storeu_ps(d + phaseLen + j, _mm512_permutex2var_ps(a, od, b));
-            }
-          }
-          for (; j < phaseLen; ++j)
-            for (int64_t q = 0; q < sw; ++q) d[q * phaseLen + j] = tmp[j * sw + q];
-        }
+      const int64_t iy0 = oy0 * g.sh - g.pt, nin = (oy1 - 1 - oy0) * g.sh + pb.extra;
+      pb.copy(g, x + n * g.c * g.h * g.w, iy0, nin, xp, tmp);
       float* yn = y + n * g.m * oplane;
       const float* rn = res ? res + n * g.m * oplane : nullptr;
       for (int64_t oy = oy0; oy < oy1; ++oy) {
-        const float* xr = xp + (oy - oy0) * g.sh * rowLen;
+        const float* xr = xp + (oy - oy0) * g.sh * pb.rowLen;
         float* yr = yn + oy * g.ow;
         const float* rr = rn ? rn + oy * g.ow : nullptr;
         for (int64_t mb = 0; mb < nmb; ++mb) {

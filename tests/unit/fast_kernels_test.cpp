@@ -445,6 +445,24 @@ TEST_P(FastKernels, FastConvCases) {
       // kernel with few output channels (the direct kernel, ungrouped)
       {1, 1, 30, 40, 8, 7, 5, 1, 2, 2, 1, 1, 3, 2, 3, 2, "NOTSET", true, false, 1},
       {1, 6, 20, 33, 16, 5, 5, 1, 2, 1, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 2},
+      // the channel-lane kernel (AVX-512: ungrouped, K >= 128, >= 32 output channels in blocks of
+      // 32 at least 3/4 full): 7x7 planes two rows per tile (7 rows: 3 pairs and a single
+      // row) with 3 blocks and an in-place residual; stride 2 with dilation and asymmetric pads on
+      // rows of 15 (runs of 8 and 7) with a row activation (Selu); K = 450 in four K slices with a
+      // partial last block (56 channels); a 1x1 in place with K = 300 (3 slices), 48 channels
+      // (a half-full second block) and batch 2; a strided 1x1 (the sampled copy) in batch 2; a 1x1 with
+      // 256 channels on 20x20 (bands of rows, runs of 10); a 5x5 with dilation 2 and stride 1x2
+      // under SAME_UPPER; rows of 45 (runs of 12, 11, 11, 11); 3-pixel rows in pairs over 5 rows
+      // (Softplus, a row activation, on both runs of the pair).
+      {1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1, true},
+      {1, 40, 15, 29, 32, 3, 3, 1, 2, 2, 2, 1, 2, 1, 1, 2, "NOTSET", true, true, 9},
+      {1, 50, 14, 14, 56, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 2},
+      {2, 300, 5, 6, 48, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 5, true},
+      {2, 260, 13, 11, 48, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, "NOTSET", false, true, 1},
+      {1, 256, 20, 20, 32, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, true, 7},
+      {1, 12, 19, 33, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0, 0, 0, "SAME_UPPER", true, false, 6},
+      {1, 16, 6, 45, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 12},
+      {1, 32, 5, 3, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 10},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }
