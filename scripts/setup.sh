@@ -10,6 +10,9 @@ pkgs=(
   libfmt-dev libgtest-dev llvm-14-tools nlohmann-json3-dev
   python3-onnx python3-numpy python3-torch python3-torchvision python3-protobuf
   graphviz
+  # clang: the sanitizer/fuzz build (scripts/sanitize.sh) and the GPU emulation's race check
+  # (magnetoc check --emulate --racecheck: ThreadSanitizer with fibers).
+  clang libclang-rt-14-dev
   # HIP compiler for tests/gpu's compile check of the GPU kernels (gfx90a; no AMD GPU needed).
   hipcc libamdhip64-dev rocm-device-libs
 )

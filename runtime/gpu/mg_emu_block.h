@@ -56,6 +56,7 @@ struct Fiber {
   Wait wait = Wait::kRunning;
   bool warpReleased = false;
   unsigned barrierGen = 0;  // the block barrier generation it waits for to end
+  void* race = nullptr;     // its ThreadSanitizer fiber (race check builds only)
 };
 
 // The exchange area of one warp.
@@ -74,13 +75,16 @@ struct WarpSlots {
 inline thread_local Fiber* tlsFiber = nullptr;
 // Set when a plain-loop block calls an intrinsic that needs fibers; reported by the launch.
 inline thread_local const char* tlsPlainMisuse = nullptr;
+// Set while a barrier-free launch runs on fibers (the race check): its intrinsics are recorded in
+// tlsPlainMisuse as in a plain loop, and run.
+inline thread_local bool tlsPlainOnFibers = false;
 
 class BlockRunner {
  public:
   // Runs every thread of one block (blockIdx, blockDim, gridDim already set) to completion.
   // Returns false with a message in *error when the block cannot finish.
   // salt: the block's linear index (it seeds a random thread order).
-  bool run(const KernelCall& call, dim3 block, std::string* error, uint64_t salt = 0) {
+  MG_EMU_NO_TSAN bool run(const KernelCall& call, dim3 block, std::string* error, uint64_t salt = 0) {
     const unsigned n = block.x * block.y * block.z;
     if (fibers_.size() < n) fibers_.resize(n);
     call_ = &call;
@@ -112,6 +116,13 @@ class BlockRunner {
       f.warp = i >> 5;
       f.wait = Wait::kRunning;
       f.warpReleased = false;
+      if (race::kOn) {
+        if (!f.race) f.race = race::create();
+        char label[96];
+        snprintf(label, sizeof label, "block (%u,%u,%u) thread (%u,%u,%u)", blockIdx.x, blockIdx.y,
+                 blockIdx.z, f.tid.x, f.tid.y, f.tid.z);
+        race::name(f.race, label);
+      }
     }
     // The ring in the configured order (Config::order): who runs first, and who runs next when a
     // thread parks at a barrier.
@@ -124,16 +135,32 @@ class BlockRunner {
     Fiber* first = &fibers_[order_[0]];
     tlsFiber = first;
     threadIdx = first->tid;
+    raceMain_ = race::current();
+    race::release(&startSync_);  // what the launch set up happens before every thread
+    race::enter(first->race);
     contextSwitch(main_, first->ctx);
+    race::acquire(&endSync_);  // and every thread happens before what follows the block
     tlsFiber = nullptr;
     if (!failed_) return true;
+    // Threads abandoned mid-kernel (a deadlock, a divergent barrier): they happen before what
+    // follows too (the error message, the launch's clean-up), and their TSan fibers still hold
+    // the abandoned frames, so they are replaced.
+    for (unsigned i = 0; race::kOn && i < n; ++i)
+      if (fibers_[i].race && fibers_[i].wait != Wait::kDone) {
+        race::enter(fibers_[i].race);
+        race::release(&endSync_);
+        race::enter(raceMain_);
+        race::acquire(&endSync_);
+        race::destroy(fibers_[i].race);
+        fibers_[i].race = nullptr;
+      }
     *error = message_;
     return false;
   }
 
   // __syncthreads and its _count/_and/_or forms. Returns the number of threads that took part
   // in this barrier (high 32 bits) and how many of them passed pred != 0 (low 32 bits).
-  uint64_t barrier(Fiber* me, int pred) {
+  MG_EMU_NO_TSAN uint64_t barrier(Fiber* me, int pred) {
     // Under MG_EMU_STRICT_SYNC a thread that exited before this barrier is divergence too, in
     // whatever order the threads run (exitFiber catches the other order: exits after arrivals).
     if (live_ < size_ && config().strictSync) {
@@ -144,6 +171,9 @@ class BlockRunner {
     predCount_ += pred != 0;
     const unsigned g = gen_;
     stalls_ = 0;
+    // Race check: one sync object per generation parity (nobody arrives at g + 2 before every
+    // thread has left g), so that leaving g orders after the arrivals at g and nothing later.
+    race::release(&barrierSync_[g & 1]);
     if (++arrived_ == live_) {
       release();
     } else {
@@ -151,12 +181,13 @@ class BlockRunner {
       me->barrierGen = g;
       park(me);
     }
+    race::acquire(&barrierSync_[g & 1]);
     return barrierResult_[g & 1];
   }
 
   // One warp-synchronous step: publishes `value`, waits for the lanes named in `mask`, returns
   // this lane's result (the value of lane srcLane for a shuffle, the ballot for a ballot).
-  uint64_t warpExchange(Fiber* me, WarpOp op, unsigned mask, uint64_t value, unsigned srcLane) {
+  MG_EMU_NO_TSAN uint64_t warpExchange(Fiber* me, WarpOp op, unsigned mask, uint64_t value, unsigned srcLane) {
     WarpSlots& w = warps_[me->warp];
     const unsigned lane = me->lane;
     const uint32_t m = mask | (1u << lane);
@@ -167,35 +198,41 @@ class BlockRunner {
     w.waiting |= 1u << lane;
     me->warpReleased = false;
     stalls_ = 0;
+    race::release(&warpSync_[me->warp]);
     if (!tryComplete(me->warp, m)) {
       me->wait = Wait::kWarp;
       park(me);
     }
+    race::acquire(&warpSync_[me->warp]);
     return w.result[lane];
   }
 
   // Lanes of the caller's warp that exist and have not exited.
-  uint32_t liveLanes(const Fiber* me) const { return warps_[me->warp].live; }
+  MG_EMU_NO_TSAN uint32_t liveLanes(const Fiber* me) const { return warps_[me->warp].live; }
 
  private:
-  static void fiberMain() {
+  MG_EMU_NO_TSAN static void fiberMain() {
     Fiber* me = tlsFiber;
     BlockRunner* r = me->runner;
+    race::acquire(&r->startSync_);
     contextStarted(r->mainBoundsPending_ ? &r->main_ : nullptr);
     r->mainBoundsPending_ = false;
     r->call_->invoke(r->call_->data);
     r->exitFiber(me);
   }
 
-  void switchTo(Fiber* me, Fiber* to, bool meDies = false) {
+  MG_EMU_NO_TSAN void switchTo(Fiber* me, Fiber* to, bool meDies = false) {
     tlsFiber = to;
     threadIdx = to->tid;
+    race::enter(to->race);
     contextSwitch(me->ctx, to->ctx, meDies);
   }
 
   // Back to the OS thread's own stack for good (block finished or failed).
-  [[noreturn]] void leave(Fiber* me) {
+  [[noreturn]] MG_EMU_NO_TSAN void leave(Fiber* me) {
     tlsFiber = nullptr;
+    race::release(&endSync_);
+    race::enter(raceMain_);
     contextSwitch(me->ctx, main_, true);
     __builtin_unreachable();
   }
@@ -203,7 +240,7 @@ class BlockRunner {
   // Ends the current barrier generation. The result slot is double-buffered by generation
   // parity: nobody can finish generation g+1 (and rewrite the slot of g-1) before every thread
   // released from g has run again, read its result and arrived at g+1.
-  void release() {
+  MG_EMU_NO_TSAN void release() {
     barrierResult_[gen_ & 1] = (uint64_t(arrived_) << 32) | predCount_;
     predCount_ = 0;
     arrived_ = 0;
@@ -211,7 +248,7 @@ class BlockRunner {
   }
 
   // Runs the other fibers until `me` is released; bails out of the block on deadlock.
-  void park(Fiber* me) {
+  MG_EMU_NO_TSAN void park(Fiber* me) {
     for (;;) {
       switchTo(me, me->next);
       bool released =
@@ -227,7 +264,8 @@ class BlockRunner {
     }
   }
 
-  [[noreturn]] void exitFiber(Fiber* me) {
+  [[noreturn]] MG_EMU_NO_TSAN void exitFiber(Fiber* me) {
+    race::release(&endSync_);
     me->wait = Wait::kDone;
     --live_;
     stalls_ = 0;
@@ -253,7 +291,7 @@ class BlockRunner {
   }
 
   // Completes the warp step of the lanes waiting with mask m if all of them have arrived.
-  bool tryComplete(unsigned warp, uint32_t m) {
+  MG_EMU_NO_TSAN bool tryComplete(unsigned warp, uint32_t m) {
     WarpSlots& w = warps_[warp];
     const uint32_t members = m & w.live;
     if ((w.waiting & members) != members) return false;
@@ -274,7 +312,7 @@ class BlockRunner {
     return true;
   }
 
-  void fail(std::string message) {
+  MG_EMU_NO_TSAN void fail(std::string message) {
     if (failed_) return;
     failed_ = true;
     message_ = std::move(message);
@@ -285,7 +323,7 @@ class BlockRunner {
            ")";
   }
 
-  std::string deadlockMessage() const {
+  MG_EMU_NO_TSAN std::string deadlockMessage() const {
     unsigned atBarrier = 0, atWarp = 0;
     const Fiber* firstBarrier = nullptr;
     const Fiber* firstWarp = nullptr;
@@ -322,7 +360,18 @@ class BlockRunner {
   bool failed_ = false;
   bool mainBoundsPending_ = false;
   std::string message_;
+  // Race check: the ThreadSanitizer fiber of the OS thread's own stack, and the sync objects
+  // (only their addresses matter) of the block's start and end, each barrier generation parity
+  // and each warp.
+  void* raceMain_ = nullptr;
+  char startSync_ = 0, endSync_ = 0, barrierSync_[2] = {0, 0}, warpSync_[32] = {};
 };
+
+// The error of a barrier-free launch whose kernel called a barrier or warp intrinsic.
+inline std::string plainMisuseMessage() {
+  return std::string(tlsPlainMisuse) +
+         " called in a kernel launched with mgLaunchNoSync (threads run as a plain loop)";
+}
 
 // Runs a block as a plain loop over its threads (mgLaunchNoSync: the code generator promised
 // no barrier and no warp intrinsic). Returns false when the kernel broke that promise.
@@ -345,8 +394,7 @@ inline bool runBlockPlain(const KernelCall& call, dim3 block, std::string* error
     }
   }
   if (!tlsPlainMisuse) return true;
-  *error = std::string(tlsPlainMisuse) +
-           " called in a kernel launched with mgLaunchNoSync (threads run as a plain loop)";
+  *error = plainMisuseMessage();
   return false;
 }
 

@@ -59,7 +59,58 @@ extern "C" void __sanitizer_finish_switch_fiber(void* fakeStackSave, const void*
 extern "C" void __asan_unpoison_memory_region(void const volatile* addr, size_t size);
 #endif
 
+// Race check (magnetoc check --emulate --racecheck): the package is built with clang's
+// ThreadSanitizer, and every emulated GPU thread becomes a TSan fiber (race:: below), so that TSan
+// tells the threads of a block apart although they share one OS thread. Fibers switch without
+// synchronizing; the only happens-before edges between a block's threads are the ones a GPU
+// gives: a __syncthreads generation (every arrival releases, every departure acquires), a
+// warp-synchronous step (the warp's lanes, conservatively: a step orders all of them), atomics
+// (TSan sees the __atomic builtins), and the start and end of the block. A plain write and another
+// thread's read or write of the same address with no such edge between them is reported by TSan
+// with both threads' names (block and thread index) and source lines. The emulator's own
+// bookkeeping is not instrumented (MG_EMU_NO_TSAN): its counters are shared by the fibers of one
+// OS thread on purpose.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MG_EMU_RACECHECK 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(MG_EMU_RACECHECK)
+#error "the emulation's race check needs clang (its disable_sanitizer_instrumentation attribute)"
+#endif
+#ifndef MG_EMU_RACECHECK
+#define MG_EMU_RACECHECK 0
+#endif
+#if MG_EMU_RACECHECK
+#include <sanitizer/tsan_interface.h>
+#define MG_EMU_NO_TSAN __attribute__((disable_sanitizer_instrumentation, noinline))  // (inlined, it would be)
+#else
+#define MG_EMU_NO_TSAN
+#endif
+
 namespace mg_emu {
+
+namespace race {
+#if MG_EMU_RACECHECK
+inline constexpr bool kOn = true;
+MG_EMU_NO_TSAN inline void* current() { return __tsan_get_current_fiber(); }
+MG_EMU_NO_TSAN inline void* create() { return __tsan_create_fiber(0); }
+MG_EMU_NO_TSAN inline void destroy(void* f) { __tsan_destroy_fiber(f); }
+MG_EMU_NO_TSAN inline void enter(void* f) { __tsan_switch_to_fiber(f, __tsan_switch_to_fiber_no_sync); }
+MG_EMU_NO_TSAN inline void name(void* f, const char* n) { __tsan_set_fiber_name(f, n); }
+MG_EMU_NO_TSAN inline void release(void* sync) { __tsan_release(sync); }
+MG_EMU_NO_TSAN inline void acquire(void* sync) { __tsan_acquire(sync); }
+#else
+inline constexpr bool kOn = false;
+inline void* current() { return nullptr; }
+inline void* create() { return nullptr; }
+inline void destroy(void*) {}
+inline void enter(void*) {}
+inline void name(void*, const char*) {}
+inline void release(void*) {}
+inline void acquire(void*) {}
+#endif
+}  // namespace race
 
 // The order in which a block's threads run between barriers (and a grid's blocks are handed
 // out). A GPU promises no order, so a result that changes with it has a missing __syncthreads,
@@ -205,7 +256,7 @@ inline void contextInit(Context& c, char* stackLo, size_t size, void (*entry)())
 
 // Suspends the running context into `from` and resumes `to`. `fromDies`: `from` will never be
 // resumed (a finished fiber), which AddressSanitizer needs to know to drop its fake stack.
-inline void contextSwitch(Context& from, Context& to, bool fromDies = false) {
+MG_EMU_NO_TSAN inline void contextSwitch(Context& from, Context& to, bool fromDies = false) {
 #if MG_EMU_ASAN
   __sanitizer_start_switch_fiber(fromDies ? nullptr : &from.fakeStack, to.stackBottom,
                                  to.stackSize);
@@ -224,7 +275,7 @@ inline void contextSwitch(Context& from, Context& to, bool fromDies = false) {
 
 // First thing a new fiber does (AddressSanitizer bookkeeping of the switch that started it).
 // Records the bounds of the stack it came from into `cameFrom` when given.
-inline void contextStarted(Context* cameFrom) {
+MG_EMU_NO_TSAN inline void contextStarted(Context* cameFrom) {
 #if MG_EMU_ASAN
   const void* bottom = nullptr;
   size_t size = 0;

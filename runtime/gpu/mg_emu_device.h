@@ -24,27 +24,27 @@ namespace mg_emu {
 inline thread_local unsigned char* tlsDynamicShared = nullptr;
 inline unsigned char* dynamicSharedMemory() { return tlsDynamicShared; }
 
-inline uint64_t blockBarrier(int pred, const char* what) {
+MG_EMU_NO_TSAN inline uint64_t blockBarrier(int pred, const char* what) {
   Fiber* f = tlsFiber;
-  if (!f) {
+  if (!f || tlsPlainOnFibers) {
     if (!tlsPlainMisuse) tlsPlainMisuse = what;
-    return 0;
+    if (!f) return 0;
   }
   return f->runner->barrier(f, pred);
 }
 
-inline unsigned laneId() {
+MG_EMU_NO_TSAN inline unsigned laneId() {
   Fiber* f = tlsFiber;
   if (f) return f->lane;
   return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
 }
 
-inline uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value, unsigned src,
+MG_EMU_NO_TSAN inline uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value, unsigned src,
                          const char* what) {
   Fiber* f = tlsFiber;
-  if (!f) {
+  if (!f || tlsPlainOnFibers) {
     if (!tlsPlainMisuse) tlsPlainMisuse = what;
-    return op == WarpOp::kShuffle ? value : 0;
+    if (!f) return op == WarpOp::kShuffle ? value : 0;
   }
   return f->runner->warpExchange(f, op, mask, value, src);
 }

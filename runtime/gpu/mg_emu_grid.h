@@ -326,7 +326,21 @@ inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3
     gridDim = grid;
     tlsDynamicShared = ws.dynamicShared(shared);
     std::string why;
-    bool ok = plain ? runBlockPlain(call, block, &why, b) : ws.runner.run(call, block, &why, b);
+    // The race check runs barrier-free launches on fibers too: a plain loop runs every thread on
+    // one stack, whose reused frames would look like races between the threads.
+    bool ok;
+    if (plain && !race::kOn) {
+      ok = runBlockPlain(call, block, &why, b);
+    } else {
+      tlsPlainMisuse = nullptr;
+      tlsPlainOnFibers = plain;
+      ok = ws.runner.run(call, block, &why, b);
+      tlsPlainOnFibers = false;
+      if (ok && plain && tlsPlainMisuse) {
+        why = plainMisuseMessage();
+        ok = false;
+      }
+    }
     tlsDynamicShared = nullptr;
     if (ok) return true;
     std::lock_guard<std::mutex> g(errorMutex);

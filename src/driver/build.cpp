@@ -363,15 +363,17 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
 Expected<std::string> buildPackageRunner(const std::string& dir, const std::string& name,
                                          const std::string& target, bool emulate,
                                          bool embeddedWeights, const std::string& arch,
-                                         const Reporter& rep) {
+                                         const Reporter& rep, bool racecheck) {
   if (target == "cpu") {
     rep.progress("building (fast path: cached runtime + one compiler call)");
     return buildRunnerFast(dir, name, embeddedWeights, arch, rep);
   }
   std::string ext = target == "hip" ? "hip" : "cu";
   if (emulate) {
-    rep.progress("building the " + target + " package for the CPU emulation (host compiler, -DMG_GPU_EMULATE)");
-    return buildEmulatedRunner(dir, name, ext, embeddedWeights, rep);
+    rep.progress("building the " + target + " package for the CPU emulation (" +
+                 (racecheck ? "clang++ with ThreadSanitizer: the race check" : "host compiler") +
+                 ", -DMG_GPU_EMULATE)");
+    return buildEmulatedRunner(dir, name, ext, embeddedWeights, rep, racecheck);
   }
   rep.progress("building the " + target + " package with its CMake (" +
                (target == "cuda" ? "nvcc" : "hipcc") + "); add --emulate to run it on the CPU");
@@ -381,9 +383,10 @@ Expected<std::string> buildPackageRunner(const std::string& dir, const std::stri
 
 Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::string& name,
                                           const std::string& sourceExt, bool embeddedWeights,
-                                          const Reporter& rep) {
+                                          const Reporter& rep, bool racecheck) {
+  const std::string out = racecheck ? "build-race" : "build-emu";
   std::error_code ec;
-  fs::create_directories(fs::path(dir) / "build-emu", ec);
+  fs::create_directories(fs::path(dir) / out, ec);
   // -Og: checks compile far more often than they run long. On the small zoo the compile takes
   // 40-60% less than at -O1 (squeezenet1_1 8.1 -> 3.6 s) and the emulated runs up to 1.5x longer
   // (0.28 -> 0.44 s for 4 runs): `magnetoc regress --target cuda --emulate` with three orders
@@ -393,20 +396,34 @@ Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::str
   std::vector<std::string> flags = {"-std=c++17", "-Og", "-DNDEBUG", "-DMG_GPU_EMULATE=1",
                                     "-Wall", "-Werror", "-Wno-unused-function",
                                     "-Wno-maybe-uninitialized"};  // GCC false positives
-  std::string runner = "build-emu/" + name + "_runner";
-  std::vector<std::string> compile = {cxxCompiler()};
+  // The race check: ThreadSanitizer with the emulated GPU threads as its fibers, which needs
+  // clang (the emulator's bookkeeping opts out with disable_sanitizer_instrumentation). -O1 as
+  // TSan advises; line tables only (the reports' source lines; full -g took 6.2 s instead of 4.6
+  // for a small package); no -Werror: clang's warnings are not GCC's.
+  std::string compiler = cxxCompiler();
+  if (racecheck) {
+    if (!inPath("clang++"))
+      return Status(ErrorCode::kToolFailed,
+                    "--racecheck needs clang++ (ThreadSanitizer with fibers), not found in PATH; "
+                    "scripts/setup.sh installs it (Debian: clang)");
+    compiler = "clang++";
+    flags = {"-std=c++17", "-O1", "-gline-tables-only", "-fsanitize=thread", "-DNDEBUG", "-DMG_GPU_EMULATE=1", "-Wall",
+             "-Wno-unused-function"};
+  }
+  std::string runner = out + "/" + name + "_runner";
+  std::vector<std::string> compile = {compiler};
   compile.insert(compile.end(), flags.begin(), flags.end());
   compile.insert(compile.end(), {"-I.", "-x", "c++", "-c", name + "." + sourceExt, "-o",
-                                 "build-emu/" + name + ".o"});
+                                 out + "/" + name + ".o"});
   // The runner is plain host code (NAME.h's C interface): cached like the CPU fast path's.
   MG_ASSIGN_OR_RETURN(std::string runnerObj,
                       cachedRunnerObject(dir, name, {"-std=c++17", "-O1"}, {}));
-  std::vector<std::string> link = {cxxCompiler(), "-o", runner, "build-emu/" + name + ".o",
-                                   runnerObj};
+  std::vector<std::string> link = {compiler, "-o", runner, out + "/" + name + ".o", runnerObj};
+  if (racecheck) link.push_back("-fsanitize=thread");
   if (embeddedWeights) link.insert(link.end(), {name + "_weights.S", "-Wa,-I."});
   link.push_back("-lpthread");
   if (inPath("ld.gold")) link.push_back("-fuse-ld=gold");  // as in buildRunnerFast
-  std::string log = (fs::path(dir) / "build-emu" / "build.log").string();
+  std::string log = (fs::path(dir) / out / "build.log").string();
   MG_RETURN_IF_ERROR(runLogged({compile, link}, dir, log,
                                "compiling the emulated GPU package", rep));
   return (fs::path(dir) / runner).string();

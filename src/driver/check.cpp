@@ -103,6 +103,9 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
 
 std::string fmtErr(double v) { return fmt::format("{:.3g}", v); }
 
+// The exit status the race check's runs end with when ThreadSanitizer reported (TSAN_OPTIONS).
+constexpr int kRaceExit = 66;
+
 // Runs one data set through a built runner; prints one line per output. Returns the number of
 // failed outputs (or lines that failed).
 Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const std::string& runner,
@@ -118,6 +121,11 @@ Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const st
   std::vector<std::string> cmd = {runner, "--quiet", "--threads", std::to_string(o.threads)};
   // The emulation's thread and block order (runtime/gpu/mg_emu_context.h, MG_EMU_ORDER).
   if (!order.empty()) cmd.insert(cmd.begin(), {"env", "MG_EMU_ORDER=" + order});
+  // The race check: every report, then exit status kRaceExit (the runner's own failures keep
+  // theirs).
+  if (o.racecheck)
+    cmd.insert(cmd.begin(), {"env", fmt::format("TSAN_OPTIONS=exitcode={}:halt_on_error=0:report_signal_unsafe=0",
+                                                kRaceExit)});
   if (o.compile.weightsFile)
     cmd.insert(cmd.end(), {"--weights", built.outDir + "/" + built.name + "_weights.bin"});
   for (size_t i = 0; i < g.inputs().size(); ++i) {
@@ -145,6 +153,11 @@ Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const st
   for (size_t k = 0; k < g.outputs().size(); ++k)
     cmd.insert(cmd.end(), {"--output", work + "/output_" + std::to_string(k) + ".bin"});
   MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
+  if (o.racecheck && r.output.find("WARNING: ThreadSanitizer:") != std::string::npos) {
+    std::printf("%s", summarizeRaceReports(r.output).c_str());
+    ++failed;
+    if (r.exitCode == kRaceExit) r.exitCode = 0;  // the outputs are still compared
+  }
   if (r.exitCode != 0) {
     std::printf("run: the compiled model failed [FAIL]\n%s", tailLines(r.output, 10).c_str());
     return 1;
@@ -179,6 +192,57 @@ Expected<int> runDataSet(const DataSet& ds, const CompileResult& built, const st
 
 }  // namespace
 
+std::string summarizeRaceReports(const std::string& output) {
+  constexpr int kShown = 5;
+  std::string out;
+  int reports = 0, shown = 0;
+  bool frameNext = false, inReport = false;
+  size_t pos = 0;
+  while (pos < output.size()) {
+    size_t end = output.find('\n', pos);
+    if (end == std::string::npos) end = output.size();
+    const std::string line = output.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("WARNING: ThreadSanitizer:", 0) == 0) {
+      ++reports;
+      inReport = shown < kShown;
+      if (inReport) {
+        ++shown;
+        out += "race check: " + line.substr(9) + "\n";
+      }
+      continue;
+    }
+    if (line.rfind("SUMMARY: ThreadSanitizer:", 0) == 0 || line.rfind("=====", 0) == 0) {
+      inReport = false;
+      continue;
+    }
+    if (!inReport) continue;
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    std::string t = line.substr(first);
+    if (frameNext && t.rfind("#0 ", 0) == 0) {
+      // "#0 FUNCTION FILE:LINE:COL (module+0x...) (BuildId: ...)": the module part is noise.
+      const size_t mod = t.find("+0x");
+      if (mod != std::string::npos) {
+        const size_t open = t.rfind(" (", mod);
+        if (open != std::string::npos) t.resize(open);
+      }
+      out += "      " + t + "\n";
+      frameNext = false;
+    } else if (t.rfind("Read of", 0) == 0 || t.rfind("Write of", 0) == 0 || t.rfind("Previous", 0) == 0 ||
+               t.rfind("Atomic", 0) == 0) {
+      out += "    " + t + "\n";
+      frameNext = true;
+    } else if (t.rfind("Thread T", 0) == 0 && t.find('\'') != std::string::npos) {
+      out += "    " + t.substr(0, t.find(" created by")) + "\n";
+    }
+  }
+  if (reports == 0) return "";
+  out += fmt::format("race check: {} data race report(s) between emulated GPU threads{} [FAIL]\n", reports,
+                     reports > shown ? fmt::format(" ({} shown)", shown) : "");
+  return out;
+}
+
 Expected<bool> checkModel(const CheckOptions& o) {
   Reporter rep(o.compile.common.verbosity);
   MG_RETURN_IF_ERROR(checkTarget(o.compile.target));
@@ -188,6 +252,9 @@ Expected<bool> checkModel(const CheckOptions& o) {
                     "output_K.pb files)");
   if (!(o.rtol >= 0) || !(o.atol >= 0)) return badInput("--rtol and --atol must be >= 0");
   if (o.threads < 1) return badInput("--threads must be at least 1");
+  if (o.racecheck && (!o.emulate || o.compile.target == "cpu"))
+    return badInput("--racecheck checks the CPU emulation of the GPU code: use it with --target cuda "
+                    "or hip and --emulate");
 
   MG_ASSIGN_OR_RETURN(std::vector<OnnxModelInput> declared, onnxModelInputs(o.compile.model));
   MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi, shapeDeterminingInputs(o.compile.model));
@@ -232,7 +299,7 @@ Expected<bool> checkModel(const CheckOptions& o) {
         break;
       }
       auto runner = buildPackageRunner(r->outDir, r->name, co.target, o.emulate, !co.weightsFile,
-                                       co.arch, rep);
+                                       co.arch, rep, o.racecheck);
       if (!runner.ok()) {
         error = runner.status();
         break;

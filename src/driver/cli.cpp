@@ -98,6 +98,12 @@ const Flag kFlags[] = {
      "(forward, reverse, random[:SEED]; comma-separated), each checked against the data; a GPU "
      "promises no order, so a result that changes with it has a missing barrier or a race",
      "--emulate-order forward,reverse,random:7"},
+    {"--racecheck", nullptr, nullptr, kCheck | kRegress,
+     "with --emulate: build the package with ThreadSanitizer (clang++) and fail on a data race "
+     "between emulated GPU threads (a write and another thread's access of the same shared or "
+     "global address with no barrier, warp step or atomic between them), naming both threads "
+     "and source lines; about 5-15x slower",
+     "--emulate --racecheck"},
     {"--rtol", nullptr, "R", kCheck | kRegress,
      "relative tolerance (default 1e-3, 2e-2 with --precision fp16; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
@@ -163,7 +169,7 @@ const Command kCommands[] = {
      "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
     {"check", kCheck,
      "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
-     "        [--emulate-order LIST]\n"
+     "        [--emulate-order LIST] [--racecheck]\n"
      "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR] [--precision fp32|fp16]",
      "Compiles the model, builds it (fast path: the runtime is compiled once into a cache), runs\n"
      "each data set's input_K.pb and compares with output_K.pb, one line per output. Inputs that\n"
@@ -191,7 +197,7 @@ const Command kCommands[] = {
      "runs on the CPU emulation: the mechanism works, the times are not GPU times."},
     {"regress", kRegress,
      "magnetoc regress DIR [--target T] [--emulate] [--junit FILE] [--jobs N] [--no-parallel-opt]\n"
-     "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS] [--emulate-order LIST]",
+     "        [--rtol R] [--atol A] [--threads N] [--timeout SECONDS] [--emulate-order LIST]\n        [--racecheck]",
      "Checks every model folder under DIR (model.onnx + test_data_set_*, the layout of ONNX's\n"
      "backend tests and of models/zoo), each as its own 'magnetoc check' so that a crash or a\n"
      "hang fails that model only. One line per model in folder order, then 'N passed, M failed'.\n"
@@ -361,6 +367,7 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);
     else if (n == "--emulate") ck.emulate = bo.emulate = true;
+    else if (n == "--racecheck") ck.racecheck = true;
     else if (n == "--emulate-order") {
       ck.emulateOrders.clear();
       size_t start = 0;
@@ -444,6 +451,7 @@ int runCommand(const Command& c, int argc, char** argv) {
     rg.arch = co.arch;
     rg.emulate = ck.emulate;
     rg.emulateOrders = ck.emulateOrders;
+    rg.racecheck = ck.racecheck;
     rg.parallelOpt = co.parallelOpt;
     rg.verbosity = co.common.verbosity;
     if (threadsGiven) rg.threads = threads;

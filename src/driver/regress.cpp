@@ -239,6 +239,7 @@ Expected<bool> regressModels(const RegressOptions& o) {
       for (const std::string& ord : o.emulateOrders) list += (list.empty() ? "" : ",") + ord;
       argv.insert(argv.end(), {"--emulate-order", list});
     }
+    if (o.racecheck) argv.push_back("--racecheck");
     if (!o.parallelOpt) argv.push_back("--no-parallel-opt");
     rep.detail(commandLine(argv));
     auto t0 = std::chrono::steady_clock::now();

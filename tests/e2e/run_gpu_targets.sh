@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cuda and hip targets without a GPU (issue #4), in three parts:
 #   1. numerics: `magnetoc regress --target cuda|hip --emulate` over the zoo's small models (the
-#      generated GPU code, joint kernels included, runs on the CPU emulation of runtime/gpu),
+#      generated GPU code, joint kernels included, runs on the CPU emulation of runtime/gpu), in
+#      three thread orders and once more under the race check (--racecheck, ThreadSanitizer),
 #      `magnetoc check --emulate` on a sample of ONNX backend node tests, and on a sample of the
 #      opset 18-21 set of tests/opset covering every operator of it (--opset-all: the whole set);
 #   2. device compilers: every one of those zoo packages built by its own CMake with nvcc (one for
@@ -83,6 +84,18 @@ for t in cuda hip; do
     cat "$work/regress-$t.log"; bad "regress --target $t --emulate"
   fi
 done
+# The race check (docs/GPU_EMULATION.md): the same packages built with clang++ and ThreadSanitizer,
+# every emulated GPU thread a TSan fiber; a data race between them fails the model. One order:
+# TSan sees races whichever order the threads run in (the orders above catch what a missing
+# barrier changes in the values).
+for t in cuda hip; do
+  if "$magnetoc" regress "$work/zoo" --target "$t" --emulate --racecheck --jobs 2 \
+       --junit "$work/racecheck-$t.xml" -q > "$work/racecheck-$t.log" 2>&1; then
+    ok "regress --target $t --emulate --racecheck ($(tail -1 "$work/racecheck-$t.log"))"
+  else
+    cat "$work/racecheck-$t.log"; bad "regress --target $t --emulate --racecheck"
+  fi
+done
 # A sample of ONNX's node tests whose operators the GPU targets lower (the LayerNormalization tests
 # all return Mean/InvStdDev, which the GPU targets refuse with exit 2: see the check below).
 data=/usr/share/libonnx-testdata/data/node
@@ -124,6 +137,8 @@ queue=()
 for t in "${sample[@]}"; do
   [ -d "$data/$t" ] || continue
   queue+=("node $t --target cuda --emulate|$data/$t|cuda|$work/$t.log|--emulate-order $orders")
+  queue+=("node $t --target cuda --emulate --racecheck|$data/$t|cuda|$work/$t-race-cuda.log|--racecheck")
+  queue+=("node $t --target hip --emulate --racecheck|$data/$t|hip|$work/$t-race-hip.log|--racecheck")
 done
 # 3-D convolutions and pools, and ConvTranspose (mg_conv_nd.cuh), on both targets: every node test
 # of ConvTranspose and of the 3-D pools, AveragePool's ceil_mode with count_include_pad, and the

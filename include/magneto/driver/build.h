@@ -35,9 +35,11 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
 
 // Builds DIR/build-emu/NAME_runner from a GPU package (NAME.cu or NAME.hip) with the host C++
 // compiler and MG_GPU_EMULATE: the package's kernels run on the CPU emulation of runtime/gpu.
+// racecheck: with clang++ and ThreadSanitizer instead, into DIR/build-race (the emulation's race
+// check, runtime/gpu/mg_emu_context.h); an error when clang++ is not in PATH.
 Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::string& name,
                                           const std::string& sourceExt, bool embeddedWeights,
-                                          const Reporter& rep);
+                                          const Reporter& rep, bool racecheck = false);
 
 // The runner of a compiled package, built the way its target needs: cpu -> buildRunnerFast;
 // cuda/hip with `emulate` -> buildEmulatedRunner; cuda/hip on a real GPU -> the package's own
@@ -45,7 +47,7 @@ Expected<std::string> buildEmulatedRunner(const std::string& dir, const std::str
 Expected<std::string> buildPackageRunner(const std::string& dir, const std::string& name,
                                          const std::string& target, bool emulate,
                                          bool embeddedWeights, const std::string& arch,
-                                         const Reporter& rep);
+                                         const Reporter& rep, bool racecheck = false);
 
 // The hash of the runtime sources and fast-build flags (part of bench's cache key).
 Expected<std::string> runtimeKey(const std::string& target, const std::string& arch);

@@ -70,6 +70,9 @@ struct CheckOptions {
   // --emulate-order: run the emulated package once per order (forward, reverse, random[:SEED]),
   // each checked against the data; empty: once, in the default order.
   std::vector<std::string> emulateOrders;
+  // --racecheck: with --emulate, build the package with ThreadSanitizer (clang++) so that a data
+  // race between emulated GPU threads fails the check (runtime/gpu/mg_emu_context.h).
+  bool racecheck = false;
   double rtol = 1e-3;
   double atol = 1e-4;
   int threads = 1;
@@ -78,6 +81,12 @@ struct CheckOptions {
 
 // Returns true when every output of every data set is within tolerance.
 Expected<bool> checkModel(const CheckOptions& opts);
+
+// The race check's findings in a run's output (ThreadSanitizer's reports), cut to what names each
+// race: its kind, both accesses with their innermost frame, the emulated threads' names (block and
+// thread index); at most 5 reports, then a closing "race check: N data race report(s) ... [FAIL]"
+// line. Empty when the output holds no report.
+std::string summarizeRaceReports(const std::string& output);
 
 struct BenchOptions {
   CompileOptions compile;

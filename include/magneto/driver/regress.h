@@ -24,6 +24,7 @@ struct RegressOptions {
   std::string arch;
   bool emulate = false;
   std::vector<std::string> emulateOrders;  // passed to each check (--emulate-order)
+  bool racecheck = false;                  // passed to each check (--racecheck)
   bool parallelOpt = true;
   std::string junitPath;  // "" = none
   int jobs = 1;
