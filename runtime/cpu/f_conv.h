@@ -17,6 +17,18 @@ struct ConvGeom {
   int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
 };
 
+// Weights [m][K] (K = C/group * kh * kw, ONNX's order) as blocks of `width` output channels:
+// dst[(b * K + k) * width + j] = w[(b * width + j) * K + k], zero past the last channel. The
+// direct kernels' layouts (stem: 8, channel-lane: 32, grouped direct: 8 per group).
+inline void packChannelBlocks(const float* w, int64_t m, int64_t K, int width, float* dst) {
+  for (int64_t b = 0; b * width < m; ++b)
+    for (int64_t k = 0; k < K; ++k)
+      for (int j = 0; j < width; ++j) {
+        const int64_t c = b * width + j;
+        dst[(b * K + k) * width + j] = c < m ? w[c * K + k] : 0.f;
+      }
+}
+
 // Direct convolution (f_conv_direct.cpp): whether this build and this geometry take it.
 bool directApplies(const ConvGeom& g);
 // Floats of the weights in the direct kernel's layout, and the packing (done once per handle when

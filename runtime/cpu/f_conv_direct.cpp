@@ -148,13 +148,7 @@ int64_t directPackedSize(const ConvGeom& g) { return g.group * blocksPerGroup(g)
 // last channel (k = (c, ky, kx), ONNX's weight order).
 void directPackWeights(const ConvGeom& g, const float* w, float* dst) {
   const int64_t mg = g.m / g.group, nmb = blocksPerGroup(g), K = kPerGroup(g);
-  for (int64_t gi = 0; gi < g.group; ++gi)
-    for (int64_t mb = 0; mb < nmb; ++mb)
-      for (int64_t k = 0; k < K; ++k)
-        for (int i = 0; i < kMR; ++i) {
-          const int64_t m = mb * kMR + i;
-          dst[((gi * nmb + mb) * K + k) * kMR + i] = m < mg ? w[(gi * mg + m) * K + k] : 0.f;
-        }
+  for (int64_t gi = 0; gi < g.group; ++gi) packChannelBlocks(w + gi * mg * K, mg, K, kMR, dst + gi * nmb * K * kMR);
 }
 
 void directConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias,

@@ -202,15 +202,8 @@ bool lanesApplies(const ConvGeom& g) {
 
 int64_t lanesPackedSize(const ConvGeom& g) { return blocks(g) * kTotal(g) * kOB; }
 
-// dst[(ob * K + k) * 32 + j] = W[ob * 32 + j][k], zero past the last channel.
 void lanesPackWeights(const ConvGeom& g, const float* w, float* dst) {
-  const int64_t K = kTotal(g);
-  for (int64_t ob = 0; ob < blocks(g); ++ob)
-    for (int64_t k = 0; k < K; ++k)
-      for (int j = 0; j < kOB; ++j) {
-        const int64_t m = ob * kOB + j;
-        dst[(ob * K + k) * kOB + j] = m < g.m ? w[m * K + k] : 0.f;
-      }
+  packChannelBlocks(w, g.m, kTotal(g), kOB, dst);
 }
 
 void lanesConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,

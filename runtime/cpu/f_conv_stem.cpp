@@ -95,15 +95,8 @@ bool stemApplies(const ConvGeom& g) {
 
 int64_t stemPackedSize(const ConvGeom& g) { return blocks(g) * kTotal(g) * kMR; }
 
-// dst[(mb * K + k) * 8 + i] = W[mb * 8 + i][k], zero past the last channel.
 void stemPackWeights(const ConvGeom& g, const float* w, float* dst) {
-  const int64_t K = kTotal(g);
-  for (int64_t mb = 0; mb < blocks(g); ++mb)
-    for (int64_t k = 0; k < K; ++k)
-      for (int i = 0; i < kMR; ++i) {
-        const int64_t m = mb * kMR + i;
-        dst[(mb * K + k) * kMR + i] = m < g.m ? w[m * K + k] : 0.f;
-      }
+  packChannelBlocks(w, g.m, kTotal(g), kMR, dst);
 }
 
 void stemConv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias, const float* res,
