@@ -463,6 +463,10 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 12, 19, 33, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0, 0, 0, "SAME_UPPER", true, false, 6},
       {1, 16, 6, 45, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 12},
       {1, 32, 5, 3, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 10},
+      // and a 7x7/2 kernel with 16 input channels (K = 784, 7 K slices) and 40 output channels
+      // (blocks of 32 and 8: below 3/4 busy, so the GEMM) against 72 (32 + 32 + 8, the lanes)
+      {1, 16, 23, 21, 40, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, true, 1},
+      {1, 16, 23, 21, 72, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, true, 1},
   };
   for (const auto& cc : cases) checkConv(pool(), rng, cc);
 }
