@@ -7,18 +7,22 @@
 // GFLOP/s on one core where onnxruntime's NCHWc kernels reach about 200); its tiles are 32 pixels
 // wide, so a 14x14 plane computes 224 pixels for 196 and a 7x7 one 64 for 49. Here:
 //  - the input rows a band of output rows reads are copied once, zero padded and split by column
-//    phase (f_conv_band.h), so that every tap of any stride reads consecutive floats;
+//    phase (f_conv_band.h), so that every tap of any stride reads consecutive floats; 1x1 layers
+//    without padding read the image in place (unit strides) or a copy of just the sampled pixels;
 //  - a tile is 32 output channels (two vectors, lanes = channels) times R <= 14 output pixels:
 //    one run of L consecutive pixels of a row, or two runs on two rows for planes at most 7 wide
 //    (7x7: R = 14). Per k = (c, ky, kx) it loads the two weight vectors (packed [block][K][32])
 //    and broadcasts R input floats (one address register: immediate offsets from the run's
-//    start) into 2R FMAs; all of K accumulates in 2R registers (no K slices, no partial sums in
-//    memory, no packing of the input at all);
+//    start) into 2R FMAs, accumulating in 2R registers; no packing of the input at all;
+//  - K runs in slices of 128 over all the band's tiles, so that a slice's weights (16 KB) stay
+//    in L1 while every tile uses them; partial sums wait in a small per-thread buffer. (Unsliced,
+//    a 3x3 512 @7 streamed its block's 590 KB of weights from L2 for every tile: 66 GFLOP/s.)
+//    The first tile of a slice reads the weights from memory: their lines are prefetched 4 KB
+//    ahead, past the page boundary where the hardware prefetchers stop;
 //  - the tile is transposed in registers (16x16 blocks) and written straight into the output
 //    planes with bias (the accumulators' start), residual and activation.
-// Jobs are (image, band of output rows, block of 32 channels), blocks innermost: a thread takes a
-// contiguous share of them (mg_threadpool.h), so it copies a band once and reuses it for the
-// following blocks (the copy stays cached per thread and call).
+// Jobs are (image, band of output rows, block of 32 channels); see lanesConv for their order
+// (one group of blocks per thread where the weights outweigh the input).
 #include "f_conv.h"
 
 #if defined(__AVX512F__)
