@@ -29,7 +29,7 @@ expect() {
   local case=$1 want=$2 kernel=$3 order log rc
   for order in forward reverse random:5; do
     log="$work/$case-${order/:/_}.log"
-    MG_EMU_ORDER=$order MG_EMU_THREADS=2 TSAN_OPTIONS="exitcode=66:halt_on_error=0" "$exe" "$case" >"$log" 2>&1
+    MG_EMU_ORDER=$order MG_EMU_THREADS=4 TSAN_OPTIONS="exitcode=66:halt_on_error=0" "$exe" "$case" >"$log" 2>&1
     rc=$?
     if [ "$want" = race ]; then
       if [ $rc -ne 66 ] || ! grep -q "WARNING: ThreadSanitizer: data race" "$log" ||

@@ -448,8 +448,8 @@ TEST_P(FastKernels, FastConvCases) {
       // the channel-lane kernel (AVX-512: ungrouped, K >= 128, >= 32 output channels in blocks of
       // 32 at least 3/4 full): 7x7 planes two rows per tile (7 rows: 3 pairs and a single
       // row) with 3 blocks and an in-place residual; stride 2 with dilation and asymmetric pads on
-      // rows of 15 (runs of 8 and 7) with a row activation (Selu); K = 450 in four K slices with a
-      // partial last block (56 channels); a 1x1 in place with K = 300 (3 slices), 48 channels
+      // rows of 15 (runs of 8 and 7) with a row activation (Selu); K = 450 with a
+      // partial last block (56 channels); a 1x1 in place with K = 300, 48 channels
       // (a half-full second block) and batch 2; a strided 1x1 (the sampled copy) in batch 2; a 1x1 with
       // 256 channels on 20x20 (bands of rows, runs of 10); a 5x5 with dilation 2 and stride 1x2
       // under SAME_UPPER; rows of 45 (runs of 12, 11, 11, 11); 3-pixel rows in pairs over 5 rows
@@ -463,7 +463,7 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 12, 19, 33, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0, 0, 0, "SAME_UPPER", true, false, 6},
       {1, 16, 6, 45, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", false, true, 12},
       {1, 32, 5, 3, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 10},
-      // and a 7x7/2 kernel with 16 input channels (K = 784, 7 K slices) and 40 output channels
+      // and a 7x7/2 kernel with 16 input channels (K = 784) and 40 output channels
       // (blocks of 32 and 8: below 3/4 busy, so the GEMM) against 72 (32 + 32 + 8, the lanes)
       {1, 16, 23, 21, 40, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, true, 1},
       {1, 16, 23, 21, 72, 7, 7, 1, 2, 2, 1, 1, 3, 3, 3, 3, "NOTSET", true, true, 1},
