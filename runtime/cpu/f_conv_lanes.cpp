@@ -21,7 +21,7 @@
 //    threads. The first tile of a block reads its weights from memory: their lines are
 //    prefetched 4 KB ahead, past the page boundary where the hardware prefetchers stop;
 //  - the tile is transposed in registers (16x16 blocks) and written straight into the output
-//    planes with bias (the accumulators' start), residual and activation.
+//    planes with bias (added after the sums), residual and activation.
 // Jobs are (image, band of output rows, block of 32 channels); see lanesConv for their order
 // (one group of blocks per thread where the weights outweigh the input).
 #include "f_conv.h"
@@ -166,6 +166,8 @@ void tile(const TileArgs& t) {
   }
 }
 
+#pragma GCC diagnostic pop
+
 // dst[c][oy - oy0][ox] = xn[c][oy * sh][ox * sw] for the band's rows [oy0, oy1) (a 1x1 layer's
 // sampled pixels, all inside the image); chanStride floats per channel.
 void copySampled(const ConvGeom& g, const float* xn, int64_t oy0, int64_t oy1, int64_t chanStride, float* dst) {
@@ -180,8 +182,6 @@ void copySampled(const ConvGeom& g, const float* xn, int64_t oy0, int64_t oy1, i
       }
     }
 }
-
-#pragma GCC diagnostic pop
 
 using TileFn = void (*)(const TileArgs&);
 
@@ -203,9 +203,10 @@ bool lanesApplies(const ConvGeom& g) {
   // steps, so with fewer the GEMM stays faster (MnasNet's 1x1 24->72 and 80->480, a 3x3 16->24).
   if (g.group != 1 || g.m < kOB || 4 * g.m < 3 * kOB * blocks(g) || kTotal(g) < 128)
     return false;
-  // The taps' offsets are 32-bit: a one-row band must stay below 2^31 floats.
+  // The taps' offsets are 32-bit: a one-row band, or the image a 1x1 layer reads in place, must
+  // stay below 2^31 floats.
   const PaddedBand one(g, 1, 0);
-  if (g.c * one.pplane >= (int64_t{1} << 31)) return false;
+  if (g.c * std::max(one.pplane, g.h * g.w) >= (int64_t{1} << 31)) return false;
   // Spatial kernels and strided 1x1 layers at any size (their GEMM packs gathered inputs); 1x1
   // layers with unit strides on small planes (their GEMM tiles are 32 pixels: 196 -> 224) or with
   // many input channels, but not the matrix-vector shapes of squeeze-excitation blocks (1x1
@@ -231,9 +232,8 @@ void lanesConv(const ConvGeom& g, const float* x, const float* wPacked, const fl
   // Bands: as many output rows as fit kBandFloats of copied input, fewer when that leaves too
   // few jobs for the threads; even when rows go in pairs.
   const int threads = pool ? pool->threads() : 1;
-  const int64_t floatsPerRow = g.c * PaddedBand(g, 1, 0).rowLen;
-  const int64_t extra = (g.kh - 1) * g.dh + 1;
-  int64_t band = std::clamp<int64_t>((kBandFloats / floatsPerRow - extra) / g.sh + 1, 1, g.oh);
+  const PaddedBand one(g, 1, 0);
+  int64_t band = std::clamp<int64_t>((kBandFloats / (g.c * one.rowLen) - one.extra) / g.sh + 1, 1, g.oh);
   while (band > 1 && g.n * ((g.oh + band - 1) / band) * nob < 4 * threads) band = (band + 1) / 2;
   if (pairRows && band > 1) band += band % 2;
   band = std::min(band, g.oh);

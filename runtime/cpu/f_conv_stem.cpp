@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "f_conv.h"
 #include "f_conv_band.h"
