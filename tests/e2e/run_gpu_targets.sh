@@ -227,8 +227,8 @@ fi
 
 echo "--- --precision fp16: GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
 for m in inception_block_small mha_block_small; do
-  d="$root/models/zoo/$m"
-  [ -d "$d" ] || continue
+  d="$zoo/$m"  # exported above with the other small models
+  [ -f "$d/model.onnx" ] || { bad "$m --precision fp16: no $d/model.onnx"; continue; }
   if "$magnetoc" check "$d/model.onnx" --data "$d/test_data_set_0" --target cuda --emulate --precision fp16 \
        > "$work/fp16-$m.log" 2>&1 && grep -q "PASS.*rtol=0.02 atol=0.002" "$work/fp16-$m.log"; then
     ok "$m --target cuda --emulate --precision fp16 ($(grep -o 'PASS.*' "$work/fp16-$m.log"))"
@@ -237,7 +237,7 @@ for m in inception_block_small mha_block_small; do
   fi
 done
 for tg in hip cpu; do
-  "$magnetoc" compile "$root/models/zoo/inception_block_small/model.onnx" --target $tg --precision fp16 \
+  "$magnetoc" compile "$zoo/inception_block_small/model.onnx" --target $tg --precision fp16 \
     -o "$work/fp16-$tg" -q > "$work/fp16-$tg.log" 2>&1
   rc=$?
   if [ $rc -eq 2 ] && grep -q "precision fp16 is not supported for --target $tg" "$work/fp16-$tg.log"; then
