@@ -24,7 +24,10 @@ namespace mg_emu {
 inline thread_local unsigned char* tlsDynamicShared = nullptr;
 inline unsigned char* dynamicSharedMemory() { return tlsDynamicShared; }
 
-MG_EMU_NO_TSAN inline uint64_t blockBarrier(int pred, const char* what) {
+// The barrier and warp steps are entry points (MG_EMU_API, mg_gpu_emu.h): the block runner's
+// machinery behind them compiles where they do.
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_NO_TSAN MG_EMU_API uint64_t blockBarrier(int pred, const char* what) {
   Fiber* f = tlsFiber;
   if (!f || tlsPlainOnFibers) {
     if (!tlsPlainMisuse) tlsPlainMisuse = what;
@@ -32,6 +35,9 @@ MG_EMU_NO_TSAN inline uint64_t blockBarrier(int pred, const char* what) {
   }
   return f->runner->barrier(f, pred);
 }
+#else
+uint64_t blockBarrier(int pred, const char* what);
+#endif
 
 MG_EMU_NO_TSAN inline unsigned laneId() {
   Fiber* f = tlsFiber;
@@ -39,8 +45,9 @@ MG_EMU_NO_TSAN inline unsigned laneId() {
   return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
 }
 
-MG_EMU_NO_TSAN inline uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value, unsigned src,
-                         const char* what) {
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_NO_TSAN MG_EMU_API uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value, unsigned src,
+                                            const char* what) {
   Fiber* f = tlsFiber;
   if (!f || tlsPlainOnFibers) {
     if (!tlsPlainMisuse) tlsPlainMisuse = what;
@@ -48,6 +55,9 @@ MG_EMU_NO_TSAN inline uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value
   }
   return f->runner->warpExchange(f, op, mask, value, src);
 }
+#else
+uint64_t warpStep(WarpOp op, unsigned mask, uint64_t value, unsigned src, const char* what);
+#endif
 
 template <typename T>
 inline uint64_t toBits(T v) {

@@ -131,7 +131,9 @@ inline std::map<const void*, size_t>& sharedLimits() {
   static std::map<const void*, size_t> m;
   return m;
 }
-inline Error setMaxDynamicShared(const void* kernel, size_t bytes) {
+// An entry point (MG_EMU_API, mg_gpu_emu.h).
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_API Error setMaxDynamicShared(const void* kernel, size_t bytes) {
   if (!kernel || bytes > kMaxDynamicShared)
     return setError(kErrorInvalidValue, "max dynamic shared memory " + std::to_string(bytes) +
                                              " bytes exceeds the limit of " +
@@ -140,6 +142,9 @@ inline Error setMaxDynamicShared(const void* kernel, size_t bytes) {
   sharedLimits()[kernel] = bytes;
   return kSuccess;
 }
+#else
+Error setMaxDynamicShared(const void* kernel, size_t bytes);
+#endif
 
 inline Error validateLaunch(const void* kernel, dim3 grid, dim3 block, size_t shared,
                             std::string* why) {

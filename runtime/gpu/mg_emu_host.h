@@ -239,23 +239,38 @@ struct BoundKernel {
   }
 };
 
+// A launch of `kernel` (its address `addr`) whose arguments are bound in `bound`, run by
+// `invoke(bound.get())` on every emulated thread: checked, then run (or captured) on stream `s`.
+// The entry point (MG_EMU_API, mg_gpu_emu.h) behind which the grid and block runners lie; the
+// template below only binds the arguments.
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_API Error launchBound(bool plain, const void* addr, dim3 grid, dim3 block, size_t shared,
+                             StreamState* s, void (*invoke)(const void*),
+                             std::shared_ptr<const void> bound) {
+  std::string why;
+  if (Error e = validateLaunch(addr, grid, block, shared, &why))
+    return rejectOn(s, e, "kernel " + kernelName(addr) + ": " + why);
+  return enqueue(s, [bound, invoke, addr, grid, block, shared, plain]() {
+    KernelCall call{invoke, bound.get()};
+    std::string message;
+    Error e = runGrid(call, addr, grid, block, shared, plain, &message);
+    return e == kSuccess ? e : setError(e, message);
+  });
+}
+#else
+Error launchBound(bool plain, const void* addr, dim3 grid, dim3 block, size_t shared,
+                  StreamState* s, void (*invoke)(const void*), std::shared_ptr<const void> bound);
+#endif
+
 template <typename... P, typename... A>
 inline Error launch(bool plain, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
                     StreamState* s, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A),
                 "mgLaunch: the number of arguments differs from the kernel's parameters");
-  const void* addr = reinterpret_cast<const void*>(kernel);
-  std::string why;
-  if (Error e = validateLaunch(addr, grid, block, shared, &why))
-    return rejectOn(s, e, "kernel " + kernelName(addr) + ": " + why);
-  auto bound = std::make_shared<BoundKernel<P...>>(
+  auto bound = std::make_shared<const BoundKernel<P...>>(
       BoundKernel<P...>{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)});
-  return enqueue(s, [bound, addr, grid, block, shared, plain]() {
-    KernelCall call{&BoundKernel<P...>::invoke, bound.get()};
-    std::string message;
-    Error e = runGrid(call, addr, grid, block, shared, plain, &message);
-    return e == kSuccess ? e : setError(e, message);
-  });
+  return launchBound(plain, reinterpret_cast<const void*>(kernel), grid, block, shared, s,
+                     &BoundKernel<P...>::invoke, std::move(bound));
 }
 
 // Resizes the pool of OS threads that run blocks (tools and tests; MG_EMU_THREADS otherwise).

@@ -253,48 +253,48 @@ constexpr mgError_t mgErrorInvalidConfiguration = mg_emu::kErrorInvalidConfigura
 constexpr mgError_t mgErrorLaunchFailure = mg_emu::kErrorLaunchFailure;
 constexpr mgError_t mgErrorMemoryAllocation = mg_emu::kErrorMemoryAllocation;
 
-inline mgError_t mgMalloc(void** p, size_t bytes) { return mg_emu::deviceMalloc(p, bytes); }
-inline mgError_t mgFree(void* p) { return mg_emu::deviceFree(p); }
-inline mgError_t mgMemcpyHtoD(void* dst, const void* src, size_t bytes, mgStream_t s) {
-  return mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyHtoD");
-}
-inline mgError_t mgMemcpyDtoH(void* dst, const void* src, size_t bytes, mgStream_t s) {
-  return mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyDtoH");
-}
-inline mgError_t mgMemcpyDtoD(void* dst, const void* src, size_t bytes, mgStream_t s) {
-  return mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyDtoD");
-}
-inline mgError_t mgMemsetAsync(void* p, int value, size_t bytes, mgStream_t s) {
-  return mg_emu::memsetAsync(p, value, bytes, s);
-}
-inline mgError_t mgStreamCreate(mgStream_t* s) { return mg_emu::streamCreate(s); }
-inline mgError_t mgStreamDestroy(mgStream_t s) { return mg_emu::streamDestroy(s); }
-inline mgError_t mgStreamSynchronize(mgStream_t s) { return mg_emu::streamSynchronize(s); }
-inline mgError_t mgEventCreate(mgEvent_t* e) { return mg_emu::eventCreate(e); }
-inline mgError_t mgEventRecord(mgEvent_t e, mgStream_t s) { return mg_emu::eventRecord(e, s); }
-inline mgError_t mgEventSynchronize(mgEvent_t e) { return mg_emu::eventSynchronize(e); }
-inline mgError_t mgEventElapsedTime(float* ms, mgEvent_t start, mgEvent_t end) {
-  return mg_emu::eventElapsedTime(ms, start, end);
-}
-inline mgError_t mgEventDestroy(mgEvent_t e) { return mg_emu::eventDestroy(e); }
-inline mgError_t mgStreamWaitEvent(mgStream_t s, mgEvent_t e) {
-  return mg_emu::streamWaitEvent(s, e);
-}
-inline mgError_t mgDeviceSynchronize() { return mg_emu::deviceSynchronize(); }
-inline mgError_t mgGetLastError() { return mg_emu::getLastError(); }
-inline const char* mgGetErrorString(mgError_t e) { return mg_emu::errorString(e); }
-inline mgError_t mgStreamBeginCapture(mgStream_t s) { return mg_emu::beginCapture(s); }
-inline mgError_t mgStreamEndCapture(mgStream_t s, mgGraph_t* g) {
-  return mg_emu::endCapture(s, g);
-}
-inline mgError_t mgGraphInstantiate(mgGraphExec_t* exec, mgGraph_t g) {
-  return mg_emu::graphInstantiate(exec, g);
-}
-inline mgError_t mgGraphLaunch(mgGraphExec_t exec, mgStream_t s) {
-  return mg_emu::graphLaunch(exec, s);
-}
-inline mgError_t mgGraphExecDestroy(mgGraphExec_t exec) { return mg_emu::graphExecDestroy(exec); }
-inline mgError_t mgGraphDestroy(mgGraph_t g) { return mg_emu::graphDestroy(g); }
+// The host API: X(return type, name, parameters, the emulator's call). Entry points
+// (MG_EMU_API, mg_gpu_emu.h): inline here, or only declared here and compiled in
+// mg_emu_core.cpp when MG_EMU_CORE_OBJECT is defined.
+#define MG_EMU_HOST_API(X)                                                                          \
+  X(mgError_t, mgMalloc, (void** p, size_t bytes), (mg_emu::deviceMalloc(p, bytes)))                \
+  X(mgError_t, mgFree, (void* p), (mg_emu::deviceFree(p)))                                          \
+  X(mgError_t, mgMemcpyHtoD, (void* dst, const void* src, size_t bytes, mgStream_t s),              \
+    (mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyHtoD")))                                        \
+  X(mgError_t, mgMemcpyDtoH, (void* dst, const void* src, size_t bytes, mgStream_t s),              \
+    (mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyDtoH")))                                        \
+  X(mgError_t, mgMemcpyDtoD, (void* dst, const void* src, size_t bytes, mgStream_t s),              \
+    (mg_emu::copyAsync(dst, src, bytes, s, "mgMemcpyDtoD")))                                        \
+  X(mgError_t, mgMemsetAsync, (void* p, int value, size_t bytes, mgStream_t s),                     \
+    (mg_emu::memsetAsync(p, value, bytes, s)))                                                      \
+  X(mgError_t, mgStreamCreate, (mgStream_t* s), (mg_emu::streamCreate(s)))                          \
+  X(mgError_t, mgStreamDestroy, (mgStream_t s), (mg_emu::streamDestroy(s)))                         \
+  X(mgError_t, mgStreamSynchronize, (mgStream_t s), (mg_emu::streamSynchronize(s)))                 \
+  X(mgError_t, mgEventCreate, (mgEvent_t* e), (mg_emu::eventCreate(e)))                             \
+  X(mgError_t, mgEventRecord, (mgEvent_t e, mgStream_t s), (mg_emu::eventRecord(e, s)))             \
+  X(mgError_t, mgEventSynchronize, (mgEvent_t e), (mg_emu::eventSynchronize(e)))                    \
+  X(mgError_t, mgEventElapsedTime, (float* ms, mgEvent_t start, mgEvent_t end),                     \
+    (mg_emu::eventElapsedTime(ms, start, end)))                                                     \
+  X(mgError_t, mgEventDestroy, (mgEvent_t e), (mg_emu::eventDestroy(e)))                            \
+  X(mgError_t, mgStreamWaitEvent, (mgStream_t s, mgEvent_t e), (mg_emu::streamWaitEvent(s, e)))     \
+  X(mgError_t, mgDeviceSynchronize, (), (mg_emu::deviceSynchronize()))                              \
+  X(mgError_t, mgGetLastError, (), (mg_emu::getLastError()))                                        \
+  X(const char*, mgGetErrorString, (mgError_t e), (mg_emu::errorString(e)))                         \
+  X(mgError_t, mgStreamBeginCapture, (mgStream_t s), (mg_emu::beginCapture(s)))                     \
+  X(mgError_t, mgStreamEndCapture, (mgStream_t s, mgGraph_t* g), (mg_emu::endCapture(s, g)))        \
+  X(mgError_t, mgGraphInstantiate, (mgGraphExec_t* exec, mgGraph_t g),                              \
+    (mg_emu::graphInstantiate(exec, g)))                                                            \
+  X(mgError_t, mgGraphLaunch, (mgGraphExec_t exec, mgStream_t s), (mg_emu::graphLaunch(exec, s)))   \
+  X(mgError_t, mgGraphExecDestroy, (mgGraphExec_t exec), (mg_emu::graphExecDestroy(exec)))          \
+  X(mgError_t, mgGraphDestroy, (mgGraph_t g), (mg_emu::graphDestroy(g)))
+#if MG_EMU_ENTRY_BODIES
+#define MG_EMU_HOST_FN(ret, name, params, call) \
+  MG_EMU_API ret name params { return call; }
+#else
+#define MG_EMU_HOST_FN(ret, name, params, call) ret name params;
+#endif
+MG_EMU_HOST_API(MG_EMU_HOST_FN)
+#undef MG_EMU_HOST_FN
 
 template <typename... P>
 inline mgError_t mgFuncSetMaxDynamicSharedMemory(void (*kernel)(P...), size_t bytes) {

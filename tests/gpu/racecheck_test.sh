@@ -18,9 +18,13 @@ if ! command -v clang++ >/dev/null; then
 fi
 mkdir -p "$work"
 exe="$work/racecheck_cases"
-if ! clang++ -std=c++17 -O1 -g -fsanitize=thread -DMG_GPU_EMULATE=1 -Wall -Werror \
-     -I"$root/runtime/gpu" "$root/tests/gpu/racecheck_cases.cpp" -o "$exe" -lpthread -rdynamic \
-     >"$work/build.log" 2>&1; then
+# As magnetoc builds a package: the emulator's entry points compiled on their own
+# (runtime/gpu/mg_emu_core.cpp), the cases against their declarations (MG_EMU_CORE_OBJECT).
+# gpu_emu_test below takes the header-only form.
+flags=(-std=c++17 -O1 -g -fsanitize=thread -DMG_GPU_EMULATE=1 -DMG_EMU_CORE_OBJECT=1 -Wall -Werror)
+if ! { clang++ "${flags[@]}" -c "$root/runtime/gpu/mg_emu_core.cpp" -o "$work/mg_emu_core.o" &&
+       clang++ "${flags[@]}" -I"$root/runtime/gpu" "$root/tests/gpu/racecheck_cases.cpp" \
+         "$work/mg_emu_core.o" -o "$exe" -lpthread -rdynamic; } >"$work/build.log" 2>&1; then
   echo "FAIL: racecheck_cases did not build:"; cat "$work/build.log"; exit 1
 fi
 failed=0
