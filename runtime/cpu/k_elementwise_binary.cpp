@@ -288,6 +288,15 @@ C powValue(C base, E exp) {
   }
 }
 
+// The exponent is read once into one of three carriers that hold every exponent type's values
+// exactly (double for the floating types, int64 for the integers but uint64, uint64), so that the
+// broadcasting loop exists for 3 exponent types instead of 12: Pow's 144 loops were a third of
+// this file's compile time, which every package build pays.
+template <typename E>
+using PowCarrier = std::conditional_t<
+    std::is_floating_point<Compute<E>>::value, double,
+    std::conditional_t<std::is_same<E, uint64_t>::value, uint64_t, int64_t>>;
+
 int powKernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   if (int rc = needInputs(in, nin, 2, "Pow", ctx)) return rc;
   if (int rc = needOutputs(nout, 1, "Pow", ctx)) return rc;
@@ -295,16 +304,33 @@ int powKernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   const Tensor* ops[2] = {&in[0], &in[1]};
   Broadcaster b(out[0], ops, 2, "Pow", ctx);
   if (!b.ok()) return 1;
+  std::vector<double> expF;
+  std::vector<int64_t> expI;
+  std::vector<uint64_t> expU;
+  int carrier = 0;  // 0: expF, 1: expI, 2: expU
+  int rc = visitType(NumericTypes{}, in[1].dtype, ctx, "Pow", [&](auto expTag) {
+    using E = typename decltype(expTag)::type;
+    using W = PowCarrier<E>;
+    auto fill = [&](std::vector<W>& dst) {
+      const E* e = in[1].as<E>();
+      dst.resize(static_cast<size_t>(in[1].numel()));
+      for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<W>(load(e[i]));
+    };
+    if constexpr (std::is_same<W, double>::value) fill(expF), carrier = 0;
+    else if constexpr (std::is_same<W, int64_t>::value) fill(expI), carrier = 1;
+    else fill(expU), carrier = 2;
+    return 0;
+  });
+  if (rc) return rc;
   return visitType(NumericTypes{}, in[0].dtype, ctx, "Pow", [&](auto baseTag) {
     using T = typename decltype(baseTag)::type;
-    return visitType(NumericTypes{}, in[1].dtype, ctx, "Pow", [&](auto expTag) {
-      using E = typename decltype(expTag)::type;
-      const T* x = in[0].as<T>();
-      const E* e = in[1].as<E>();
-      T* y = out[0].as<T>();
-      b.run([&](int64_t i, const int64_t* o) { y[i] = store<T>(powValue(load(x[o[0]]), load(e[o[1]]))); });
+    const T* x = in[0].as<T>();
+    T* y = out[0].as<T>();
+    auto run = [&](const auto* e) {
+      b.run([&](int64_t i, const int64_t* o) { y[i] = store<T>(powValue(load(x[o[0]]), e[o[1]])); });
       return 0;
-    });
+    };
+    return carrier == 0 ? run(expF.data()) : carrier == 1 ? run(expI.data()) : run(expU.data());
   });
 }
 
