@@ -166,6 +166,14 @@ inline constexpr int kCount = static_cast<int>(sizeof(kTable) / sizeof(kTable[0]
 MG_ACTS(MG_ACT_ORDER)
 #undef MG_ACT_ORDER
 
+// Every Id is its Name (None's is ""), so generated code can call fn::<Name>.
+constexpr bool equal(const char* p, const char* q) { return *p == *q && (!*p || equal(p + 1, q + 1)); }
+constexpr bool sameName(const char* id, const char* name) { return !*name || equal(id, name); }
+#define MG_ACT_NAME(id, name, c, params, an, ad, bn, bd, flags, f) \
+  static_assert(sameName(#id, name), #id ": the Id must be the Name");
+MG_ACTS(MG_ACT_NAME)
+#undef MG_ACT_NAME
+
 // The entry of a name (an ONNX op name, an mg_act value or a program op), or null; "" is None.
 inline const ActInfo* find(const char* name) {
   for (const ActInfo& a : kTable)
