@@ -42,22 +42,11 @@ struct Case {
   int blockThreads = 200;
 };
 
+// The table's formula in double (runtime/common/mg_acts.h), as the CPU runtime's applyRnnAct.
 double act(const Act& a, double x) {
-  switch (a.code) {
-    case mgk::kActSigmoid: return 1 / (1 + std::exp(-x));
-    case mgk::kActTanh: return std::tanh(x);
-    case mgk::kActRelu: return x > 0 ? x : 0;
-    case mgk::kActHardSigmoid: return std::fmin(1.0, std::fmax(0.0, a.alpha * x + a.beta));
-    case mgk::kActLeakyRelu: return x >= 0 ? x : a.alpha * x;
-    case mgk::kActScaledTanh: return a.alpha * std::tanh(a.beta * x);
-    case mgk::kActAffine: return a.alpha * x + a.beta;
-    case mgk::kActThresholdedRelu: return x > a.alpha ? x : 0;
-    case mgk::kActElu: return x >= 0 ? x : a.alpha * (std::exp(x) - 1);
-    case mgk::kActSoftsign: return x / (1 + std::fabs(x));
-    case mgk::kActSoftplus: return std::log1p(std::exp(x));
-  }
-  ADD_FAILURE() << "unknown activation " << a.code;
-  return x;
+  if (!mgrt::acts::byCode(a.code) || !mgrt::acts::byCode(a.code)->has(mgrt::acts::kR))
+    ADD_FAILURE() << "not a recurrent activation " << a.code;
+  return mgrt::acts::applyCode<double>(a.code, x, a.alpha, a.beta);
 }
 
 template <int HMAX, int T>

@@ -181,7 +181,7 @@ TEST(GemmKernel, DegenerateSizes) {
 }
 
 TEST(GemmKernel, EveryEpilogueActivation) {
-  for (int a = mgk::kActNone; a <= mgk::kActSwish; ++a) {
+  for (int a : kt::epilogueActs()) {
     GemmCase c;
     c.act = a;
     c.residual = true;
@@ -364,7 +364,7 @@ TEST(ConvKernel, Geometries) {
 }
 
 TEST(ConvKernel, EveryEpilogueActivation) {
-  for (int a = mgk::kActNone; a <= mgk::kActSwish; ++a) {
+  for (int a : kt::epilogueActs()) {
     ConvCase c;
     c.act = a;
     c.residual = true;
