@@ -45,7 +45,7 @@
 #include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/parallel_co_optimize.h"
 #include "merge_common.h"
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/cost_model.h"
@@ -60,7 +60,7 @@ constexpr const char* kPassName = "batch-merge";
 constexpr int64_t kMaxStackedWeightBytes = int64_t{256} << 20;
 
 // The activation line of an MgElementwise program for a fused epilogue, or "" when unsupported.
-// Activations with no parameter or with alpha only (mg_epilogue_acts.h); two-parameter ones
+// Activations with no parameter or with alpha only (mg_acts.h); two-parameter ones
 // (Clip, HardSigmoid, Selu) are not written into programs here.
 std::string actLine(const Node* n) {
   std::string act = n->attrs().getString("mg_act", "");

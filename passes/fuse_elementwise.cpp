@@ -19,40 +19,40 @@
 #include <map>
 #include <set>
 
+#include "magneto/ir/activation.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/target_limits.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace {
 
-// Ops MgElementwise can evaluate, with how their attributes map to alpha/beta.
-bool fusableOp(const Node* n, std::string& params) {
+// Ops MgElementwise can evaluate: the program op `op` (the node's kind, or the activation table's
+// entry for it) and its alpha/beta text.
+bool fusableOp(const Node* n, std::string& op, std::string& params) {
   static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-  static const std::set<std::string> kUnary = {"Relu", "Sigmoid", "Tanh", "HardSwish", "Softplus",
-                                               "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
-                                               "Floor", "Ceil", "Erf", "Softsign", "Mish"};
+  static const std::set<std::string> kUnary = {"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal",
+                                               "Floor", "Ceil", "Erf"};
   const std::string& k = n->kind();
   for (Value* v : n->inputs())
     if (!v || v->dtype() != DType::kF32) return false;
   if (n->output(0)->dtype() != DType::kF32 || n->numOutputs() != 1) return false;
-  const AttrMap& a = n->attrs();
+  op = k;
   params.clear();
   if (kBinary.count(k)) return n->numInputs() == 2;
   if (kUnary.count(k)) return n->numInputs() == 1;
-  if (k == "LeakyRelu") return params = fmt::format(" alpha={:.9g}", a.getFloat("alpha", 0.01)), true;
-  if (k == "Elu") return params = fmt::format(" alpha={:.9g}", a.getFloat("alpha", 1.0)), true;
-  if (k == "HardSigmoid")
-    return params = fmt::format(" alpha={:.9g} beta={:.9g}", a.getFloat("alpha", 0.2),
-                                a.getFloat("beta", 0.5)),
-           true;
-  if (k == "Selu")
-    return params = fmt::format(" alpha={:.9g} beta={:.9g}", a.getFloat("alpha", 1.67326319217681884765625),
-                                a.getFloat("gamma", 1.05070102214813232421875)),
-           true;
-  if (k == "Gelu") return a.getString("approximate", "none") == "none";
-  return false;
+  // The activations of runtime/common/mg_acts.h flagged F; Gelu's tanh form is its own entry.
+  const mgrt::acts::ActInfo* e = mgrt::acts::find(k.c_str(), mgrt::acts::kF | mgrt::acts::kO);
+  if (!e || n->numInputs() != 1) return false;
+  if (k == "Gelu" && n->attrs().getString("approximate", "none") == "tanh") e = mgrt::acts::find("GeluTanh");
+  double alpha, beta;
+  activationAttrParams(*n, alpha, beta);
+  op = e->name;
+  if (e->params >= 1) params += fmt::format(" alpha={:.9g}", alpha);
+  if (e->params >= 2) params += fmt::format(" beta={:.9g}", beta);
+  return true;
 }
 
 Value* soleUser(const Value* v, Node*& user) {
@@ -75,15 +75,15 @@ Expected<bool> fuseElementwise(Graph& g, int maxInputs) {
   bool changed = false;
   std::set<Node*> consumed;
   for (Node* head : g.nodes()) {
-    std::string params;
-    if (consumed.count(head) || !fusableOp(head, params)) continue;
+    std::string op, params;
+    if (consumed.count(head) || !fusableOp(head, op, params)) continue;
     std::vector<Node*> chain{head};
     Value* out = head->output(0);
     std::set<const Value*> external, inChain{head->output(0)};
     for (Value* v : head->inputs()) external.insert(v);
     for (;;) {
       Node* user = nullptr;
-      if (!soleUser(out, user) || !fusableOp(user, params)) break;
+      if (!soleUser(out, user) || !fusableOp(user, op, params)) break;
       if (user->output(0)->dims() != out->dims()) break;  // keep one index space
       if (maxInputs > 0 && static_cast<int>(external.size()) + newInputs(user, external, inChain) > maxInputs)
         break;  // the target's fused kernel reads no more operands
@@ -103,8 +103,8 @@ Expected<bool> fuseElementwise(Graph& g, int maxInputs) {
     std::vector<std::string> program;
     for (size_t k = 0; k < chain.size(); ++k) {
       Node* n = chain[k];
-      fusableOp(n, params);
-      std::string line = n->kind();
+      fusableOp(n, op, params);
+      std::string line = op;
       for (Value* v : n->inputs()) {
         if (internal.count(v)) {
           line += " t" + std::to_string(tempSlot.at(v));

@@ -24,7 +24,7 @@
 #include <set>
 
 #include "magneto/ir/activation.h"
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
@@ -43,8 +43,8 @@ bool isEpilogueHost(const Node* n) {
 bool activationParams(const Node* act, double& alpha, double& beta) {
   const std::string& k = act->kind();
   activationAttrParams(*act, alpha, beta);
-  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str());
-  if (!a || a->code == 0) return false;  // not an epilogue activation (mg_epilogue_acts.h)
+  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str(), mgrt::acts::kE);
+  if (!a) return false;  // not an epilogue activation (mg_acts.h, flag E)
   if (k == "Gelu") return act->attrs().getString("approximate", "none") == "none";
   if (k == "Clip") {
     alpha = -3.4028234663852886e38, beta = 3.4028234663852886e38;

@@ -12,7 +12,7 @@
 #include <algorithm>
 
 #include "gpu_lowering.h"
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace gpu {
@@ -20,7 +20,7 @@ namespace {
 
 Status epilogue(const Node& n, std::string& init) {
   std::string act = n.attrs().getString("mg_act", "");
-  const int code = mgrt::acts::codeOf(act.c_str());  // the device's mgk::Act (mg_epilogue_acts.h)
+  const int code = mgrt::acts::codeOf(act.c_str());  // the device's mgk::Act (mg_acts.h)
   if (code < 0) return unsupported("{}: epilogue activation '{}' on the cuda/hip targets", n.describe(), act);
   init += fmt::format("p.act = {}; p.actAlpha = {}; p.actBeta = {};\n", code,
                       floatLiteral(n.attrs().getFloat("mg_alpha", 0)),

@@ -9,7 +9,7 @@
 
 #include "gpu_lowering.h"
 #include "k_nn_shapes.h"
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace gpu {
@@ -78,7 +78,7 @@ Expected<std::vector<GpuItem>> lowerConvNd(const Node& n, const TileConfig& tile
     return unsupported("{}: {} result shape {} differs from the geometry", n.describe(), k, y->type().str());
   if (res && res->type() != y->type()) return unsupported("{}: residual of another shape than the result", n.describe());
   std::string act = n.attrs().getString("mg_act", "");
-  const int code = mgrt::acts::codeOf(act.c_str());  // the device's mgk::Act (mg_epilogue_acts.h)
+  const int code = mgrt::acts::codeOf(act.c_str());  // the device's mgk::Act (mg_acts.h)
   if (code < 0) return unsupported("{}: epilogue activation '{}' on the cuda/hip targets", n.describe(), act);
   if (y->type().numel() == 0) return std::vector<GpuItem>{};
   GpuItem it = programItem("convNd", fmt::format("{}, {}", t, kThreads), "mgk::ConvNdParams", kThreads, false,

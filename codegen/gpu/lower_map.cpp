@@ -12,6 +12,7 @@
 #include "gpu_lowering.h"
 #include "magneto/ir/activation.h"
 #include "magneto/target/target_limits.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace gpu {
@@ -82,30 +83,13 @@ std::string copyFunctor(const std::string& name, size_t bytes) {
          kFunctorTail;
 }
 
-// The float expression of a unary activation-like op applied to `x`, or "" when unknown. alpha and
-// beta carry the op's parameters, as in the CPU runtime's applyAct.
+// The float expression of a unary op applied to `x`, or "" when unknown. An activation of the
+// table (runtime/common/mg_acts.h: every package has it beside runtime/kernels/) is a call of its
+// shared formula, alpha and beta as in the CPU runtime's applyAct.
 std::string unaryExpr(const std::string& op, const std::string& x, double alpha, double beta) {
-  std::string a = floatLiteral(alpha), b = floatLiteral(beta);
-  if (op == "Relu") return fmt::format("({0} > 0.f ? {0} : 0.f)", x);
-  if (op == "LeakyRelu") return fmt::format("({0} >= 0.f ? {0} : {0} * {1})", x, a);
-  if (op == "Sigmoid") return fmt::format("(1.f / (1.f + expf(-{})))", x);
-  if (op == "Tanh") return fmt::format("tanhf({})", x);
-  if (op == "Clip") return fmt::format("({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))", x, a, b);
-  if (op == "HardSigmoid")
-    return fmt::format("fminf(fmaxf({1} * {0} + {2}, 0.f), 1.f)", x, a, b);
-  if (op == "HardSwish") return fmt::format("({0} * fminf(fmaxf({0} / 6.f + 0.5f, 0.f), 1.f))", x);
-  if (op == "Swish") return fmt::format("({0} * (1.f / (1.f + expf(-{0}))))", x);
-  if (op == "Elu") return fmt::format("({0} >= 0.f ? {0} : {1} * (expf({0}) - 1.f))", x, a);
-  if (op == "Selu")
-    return fmt::format("({0} > 0.f ? {2} * {0} : {2} * ({1} * expf({0}) - {1}))", x, a, b);
-  if (op == "Celu") return fmt::format("(fmaxf({0}, 0.f) + fminf(0.f, {1} * (expf({0} / {1}) - 1.f)))", x, a);
-  if (op == "ThresholdedRelu") return fmt::format("({0} > {1} ? {0} : 0.f)", x, a);
-  if (op == "Softplus") return fmt::format("({0} > 20.f ? {0} : log1pf(expf({0})))", x);
-  if (op == "Softsign") return fmt::format("({0} / (1.f + fabsf({0})))", x);
-  if (op == "Gelu") return fmt::format("(0.5f * {0} * (1.f + erff({0} * 0.70710678118654752f)))", x);
-  if (op == "GeluTanh")
-    return fmt::format("(0.5f * {0} * (1.f + tanhf(0.7978845608028654f * ({0} + 0.044715f * {0} * {0} * {0}))))", x);
-  if (op == "Mish") return fmt::format("({0} * tanhf({0} > 20.f ? {0} : log1pf(expf({0}))))", x);
+  if (const mgrt::acts::ActInfo* e = mgrt::acts::find(op.c_str()); e && e->code != mgrt::acts::kNone)
+    return fmt::format("mgrt::acts::fn::{}<float>({}, {}, {})", e->name, x, floatLiteral(alpha),
+                       floatLiteral(beta));
   if (op == "Abs") return fmt::format("fabsf({})", x);
   if (op == "Neg") return fmt::format("(-{})", x);
   if (op == "Exp") return fmt::format("expf({})", x);

@@ -23,6 +23,8 @@
 #include <algorithm>
 
 #include "lower_opset.h"
+#include "magneto/ir/activation.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace gpu {
@@ -123,27 +125,29 @@ Expected<std::vector<GpuItem>> lowerIsNanInf(const Node& n, const TileConfig& ti
 }
 
 // ---- unary math on float64: k_elementwise.cpp's formulas with C = double ----------------------
-std::string f64UnaryExpr(const std::string& k) {
+// The activations are the table's (runtime/common/mg_acts.h), with the node's alpha/beta.
+std::string f64UnaryExpr(const Node& n) {
   static const std::pair<const char*, const char*> kExprs[] = {
       {"Floor", "floor(x)"}, {"Ceil", "ceil(x)"}, {"Round", "rint(x)"}, {"Sqrt", "sqrt(x)"},
       {"Reciprocal", "1.0 / x"}, {"Exp", "exp(x)"}, {"Log", "log(x)"}, {"Sin", "sin(x)"},
       {"Cos", "cos(x)"}, {"Tan", "tan(x)"}, {"Asin", "asin(x)"}, {"Acos", "acos(x)"},
       {"Atan", "atan(x)"}, {"Sinh", "sinh(x)"}, {"Cosh", "cosh(x)"}, {"Asinh", "asinh(x)"},
-      {"Acosh", "acosh(x)"}, {"Atanh", "atanh(x)"}, {"Erf", "erf(x)"},
-      {"Sigmoid", "1.0 / (1.0 + exp(-x))"}, {"Tanh", "tanh(x)"},
-      {"Softplus", "x > 20.0 ? x : log1p(exp(x))"}, {"Softsign", "x / (1.0 + fabs(x))"},
-      {"Mish", "x * tanh(x > 20.0 ? x : log1p(exp(x)))"},
-      {"HardSwish", "x * fmin(1.0, fmax(0.0, x / 6.0 + 0.5))"}, {"Abs", "fabs(x)"},
-      {"Neg", "-x"}, {"Relu", "x > 0.0 ? x : 0.0"},
-      {"Sign", "x != x ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0))"},
+      {"Acosh", "acosh(x)"}, {"Atanh", "atanh(x)"}, {"Erf", "erf(x)"}, {"Abs", "fabs(x)"},
+      {"Neg", "-x"}, {"Sign", "x != x ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0))"},
   };
+  const std::string& k = n.kind();
   for (const auto& [op, e] : kExprs)
     if (k == op) return e;
-  return "";
+  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str(), mgrt::acts::kO);
+  if (!a) return "";
+  if (k == "Gelu" && n.attrs().getString("approximate", "none") == "tanh") a = mgrt::acts::find("GeluTanh");
+  double alpha, beta;
+  activationAttrParams(n, alpha, beta);
+  return fmt::format("mgrt::acts::fn::{}<double>(x, {:.17g}, {:.17g})", a->name, alpha, beta);
 }
 
 Expected<std::vector<GpuItem>> lowerUnaryF64(const Node& n, const TileConfig& tile, LowerContext& cx) {
-  std::string body = "    const double x = a0;\n" + store(n.output(0), f64UnaryExpr(n.kind()));
+  std::string body = "    const double x = a0;\n" + store(n.output(0), f64UnaryExpr(n));
   return elementwise(n, {n.input(0)}, body, tile, cx);
 }
 
@@ -238,7 +242,7 @@ bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
   else if (k == "BitwiseAnd" || k == "BitwiseOr" || k == "BitwiseXor" || k == "BitwiseNot" || k == "BitShift")
     out = lowerBitwise(n, tile, cx);
   else if (k == "IsNaN" || k == "IsInf") out = lowerIsNanInf(n, tile, cx);
-  else if (t0 == DType::kF64 && n.numInputs() == 1 && !f64UnaryExpr(k).empty()) out = lowerUnaryF64(n, tile, cx);
+  else if (t0 == DType::kF64 && n.numInputs() == 1 && !f64UnaryExpr(n).empty()) out = lowerUnaryF64(n, tile, cx);
   else if (isReduce(k) && t0 != DType::kF32) out = lowerTypedReduce(n, tile, cx);
   else return false;
   return true;

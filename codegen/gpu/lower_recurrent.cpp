@@ -50,9 +50,9 @@ struct Shape {
   bool layout1 = false;
 };
 
-// The mgk::RnnActCode, alpha and beta of every (direction, function), as the CPU runtime reads
-// the attributes (defaults per op, one list shared by both directions, alpha/beta consumed in
-// order by the functions that take them).
+// The activation code (runtime/common/mg_acts.h), alpha and beta of every (direction, function),
+// as the CPU runtime reads the attributes (defaults per op, one list shared by both directions,
+// alpha/beta consumed in order by the functions that take them).
 Status activations(const Node& n, const Shape& s, std::string& init) {
   static const std::vector<std::string> kLstm = {"Sigmoid", "Tanh", "Tanh"}, kGru = {"Sigmoid", "Tanh"},
                                         kRnn = {"Tanh"};

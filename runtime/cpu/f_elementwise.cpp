@@ -155,7 +155,6 @@ void runUnary(const Instr& ins, const float* x, float* o, int64_t n) {
     case Code::kRecip: for (int64_t e = 0; e < n; ++e) o[e] = 1.f / x[e]; return;
     case Code::kFloor: for (int64_t e = 0; e < n; ++e) o[e] = std::floor(x[e]); return;
     case Code::kCeil: for (int64_t e = 0; e < n; ++e) o[e] = std::ceil(x[e]); return;
-    case Code::kSoftsign: for (int64_t e = 0; e < n; ++e) o[e] = x[e] / (1.f + std::fabs(x[e])); return;
     case Code::kAct: break;
     default: for (int64_t e = 0; e < n; ++e) o[e] = fused::unary(ins, x[e]); return;
   }

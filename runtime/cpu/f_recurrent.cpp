@@ -48,10 +48,10 @@ void rowsTimesMatrix(const float* vecs, int64_t m, int64_t ld, const float* M, c
 // Gate activations in float through f_vmath.h (vectorized) when they are the ONNX defaults:
 // sigmoid for the gates, tanh for the cell and hidden state; otherwise the double-precision path.
 bool defaultActs(RnnCell cell, const RnnActFn* fa) {
-  if (fa[0].act != RnnAct::kSigmoid && cell != RnnCell::kRnn) return false;
-  if (cell == RnnCell::kRnn) return fa[0].act == RnnAct::kTanh;
-  if (fa[1].act != RnnAct::kTanh) return false;
-  return cell == RnnCell::kGru || fa[2].act == RnnAct::kTanh;
+  if (fa[0].act != acts::kSigmoid && cell != RnnCell::kRnn) return false;
+  if (cell == RnnCell::kRnn) return fa[0].act == acts::kTanh;
+  if (fa[1].act != acts::kTanh) return false;
+  return cell == RnnCell::kGru || fa[2].act == acts::kTanh;
 }
 
 inline float clipf(float v, float c) { return v < -c ? -c : (v > c ? c : v); }

@@ -4,8 +4,8 @@
 //
 // Each op is a small functor; one template kernel per arity instantiates it over the dtypes ONNX
 // allows for that op. 16-bit floats are stored as Half/BFloat16 and computed in float. Activations
-// on float compute the same expressions as applyAct (mg_kernels.h), so a fused epilogue and the
-// standalone op give identical numbers.
+// are generated from the activation table (runtime/common/mg_acts.h) and compute its formulas, as
+// applyAct (mg_kernels.h) does, so a fused epilogue and the standalone op give identical numbers.
 #include <algorithm>
 #include <cmath>
 
@@ -158,12 +158,6 @@ MG_FLOAT_UNARY(Asinh, std::asinh(x))
 MG_FLOAT_UNARY(Acosh, std::acosh(x))
 MG_FLOAT_UNARY(Atanh, std::atanh(x))
 MG_FLOAT_UNARY(Erf, std::erf(x))
-MG_FLOAT_UNARY(Sigmoid, C(1) / (C(1) + std::exp(-x)))
-MG_FLOAT_UNARY(Tanh, std::tanh(x))
-MG_FLOAT_UNARY(Softplus, x > C(20) ? x : std::log1p(std::exp(x)))
-MG_FLOAT_UNARY(Softsign, x / (C(1) + std::fabs(x)))
-MG_FLOAT_UNARY(Mish, x * std::tanh(x > C(20) ? x : std::log1p(std::exp(x))))
-MG_FLOAT_UNARY(HardSwish, x * std::min(C(1), std::max(C(0), x / C(6) + C(0.5))))
 #undef MG_FLOAT_UNARY
 
 struct AbsOp : UnaryBase {
@@ -227,90 +221,65 @@ struct BitwiseNotOp : UnaryBase {
 };
 
 // ---- activations -------------------------------------------------------------------------------
+// Every entry of the activation table (runtime/common/mg_acts.h) flagged O is a kernel here: one
+// functor per entry, generated, that reads alpha and beta from the ONNX attributes the table
+// names (with its defaults) and computes the table's formula in the op's compute type.
 
-struct ReluOp : UnaryBase {
-  static constexpr const char* kName = "Relu";
-  using UnaryBase::UnaryBase;
-  template <typename C>
-  C operator()(C x) const { return x > C(0) ? x : C(0); }
-};
-
-struct LeakyReluOp {
-  static constexpr const char* kName = "LeakyRelu";
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit LeakyReluOp(const Attrs& a) : alpha(a.f("alpha", 0.01f)) {}
-  template <typename C>
-  C operator()(C x) const { return x >= C(0) ? x : x * C(alpha); }
-};
-
-struct EluOp {
-  static constexpr const char* kName = "Elu";
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit EluOp(const Attrs& a) : alpha(a.f("alpha", 1.f)) {}
-  template <typename C>
-  C operator()(C x) const { return x >= C(0) ? x : C(alpha) * (std::exp(x) - C(1)); }
-};
-
-struct SeluOp {
-  static constexpr const char* kName = "Selu";
-  static constexpr bool kBoolOut = false;
-  float alpha, gamma;
-  explicit SeluOp(const Attrs& a)
-      : alpha(a.f("alpha", 1.67326319217681884765625f)), gamma(a.f("gamma", 1.05070102214813232421875f)) {}
-  template <typename C>
-  C operator()(C x) const {
-    return x > C(0) ? C(gamma) * x : C(gamma) * (C(alpha) * std::exp(x) - C(alpha));
-  }
-};
-
-struct CeluOp {
-  static constexpr const char* kName = "Celu";
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit CeluOp(const Attrs& a) : alpha(a.f("alpha", 1.f)) {}
-  template <typename C>
-  C operator()(C x) const {
-    return std::max(C(0), x) + std::min(C(0), C(alpha) * (std::exp(x / C(alpha)) - C(1)));
-  }
-};
-
-struct HardSigmoidOp {
-  static constexpr const char* kName = "HardSigmoid";
+struct ActParams {
   static constexpr bool kBoolOut = false;
   float alpha, beta;
-  explicit HardSigmoidOp(const Attrs& a) : alpha(a.f("alpha", 0.2f)), beta(a.f("beta", 0.5f)) {}
-  template <typename C>
-  C operator()(C x) const {
-    C y = C(alpha) * x + C(beta);
-    return y < C(0) ? C(0) : (y > C(1) ? C(1) : y);
+  ActParams(const Attrs& a, int code) {
+    const acts::ActInfo& e = acts::kTable[code];
+    alpha = e.alphaAttr[0] ? a.f(e.alphaAttr, static_cast<float>(e.alphaDefault)) : static_cast<float>(e.alphaDefault);
+    beta = e.betaAttr[0] ? a.f(e.betaAttr, static_cast<float>(e.betaDefault)) : static_cast<float>(e.betaDefault);
   }
 };
 
-struct GeluOp {
+#define MG_ACT_OP(id, name, code, params, an, ad, bn, bd, flags, f)        \
+  struct id##ActOp : ActParams {                                           \
+    static constexpr const char* kName = name;                             \
+    explicit id##ActOp(const Attrs& a) : ActParams(a, code) {}             \
+    template <typename C>                                                  \
+    C operator()(C x) const {                                              \
+      return acts::fn::id<C>(x, static_cast<C>(alpha), static_cast<C>(beta)); \
+    }                                                                      \
+  };
+MG_ACTS(MG_ACT_OP)
+#undef MG_ACT_OP
+
+// Gelu's `approximate` picks the table's Gelu (erf) or GeluTanh.
+struct GeluOp : ActParams {
   static constexpr const char* kName = "Gelu";
-  static constexpr bool kBoolOut = false;
   bool tanhApprox;
-  explicit GeluOp(const Attrs& a) : tanhApprox(a.s("approximate", "none") == "tanh") {}
+  explicit GeluOp(const Attrs& a) : ActParams(a, acts::kGelu), tanhApprox(a.s("approximate", "none") == "tanh") {}
   template <typename C>
   C operator()(C x) const {
-    if (tanhApprox) {
-      const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
-    }
-    return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752)));
+    return tanhApprox ? acts::fn::GeluTanh<C>(x, C(0), C(0)) : acts::fn::Gelu<C>(x, C(0), C(0));
   }
 };
 
-struct ThresholdedReluOp {
-  static constexpr const char* kName = "ThresholdedRelu";
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit ThresholdedReluOp(const Attrs& a) : alpha(a.f("alpha", 1.f)) {}
-  template <typename C>
-  C operator()(C x) const { return x > C(alpha) ? x : C(0); }
+// The kernel of an activation: float types, except Relu (any signed type, as the newest ONNX
+// signature) and Gelu (its approximate attribute).
+template <typename Op>
+struct ActKernel {
+  static constexpr KernelFn fn = unaryKernel<Op, FloatTypes>;
 };
+template <>
+struct ActKernel<ReluActOp> {
+  static constexpr KernelFn fn = unaryKernel<ReluActOp, SignedTypes>;
+};
+template <>
+struct ActKernel<GeluActOp> {
+  static constexpr KernelFn fn = unaryKernel<GeluOp, FloatTypes>;
+};
+
+struct ActEntry {
+  int code;
+  KernelFn fn;
+};
+#define MG_ACT_KERNEL(id, name, code, params, an, ad, bn, bd, flags, f) {code, ActKernel<id##ActOp>::fn},
+const ActEntry kActKernels[] = {MG_ACTS(MG_ACT_KERNEL)};
+#undef MG_ACT_KERNEL
 
 struct ShrinkOp {
   static constexpr const char* kName = "Shrink";
@@ -373,8 +342,7 @@ int clipKernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
   });
 }
 
-// Gelu's "approximate" attribute, Relu on integers and Shrink on any numeric type follow the
-// newest ONNX signatures.
+// Shrink on any numeric type follows the newest ONNX signature.
 using FloatOnly = FloatTypes;
 
 const KernelEntry kMathTable[] = {
@@ -404,20 +372,6 @@ const KernelEntry kMathTable[] = {
     {"IsInf", unaryKernel<IsInfOp, FloatOnly>},
     {"Not", unaryKernel<NotOp, BoolTypes>},
     {"BitwiseNot", unaryKernel<BitwiseNotOp, IntTypes>},
-    {"Relu", unaryKernel<ReluOp, SignedTypes>},
-    {"LeakyRelu", unaryKernel<LeakyReluOp, FloatOnly>},
-    {"Elu", unaryKernel<EluOp, FloatOnly>},
-    {"Selu", unaryKernel<SeluOp, FloatOnly>},
-    {"Celu", unaryKernel<CeluOp, FloatOnly>},
-    {"Sigmoid", unaryKernel<SigmoidOp, FloatOnly>},
-    {"HardSigmoid", unaryKernel<HardSigmoidOp, FloatOnly>},
-    {"HardSwish", unaryKernel<HardSwishOp, FloatOnly>},
-    {"Tanh", unaryKernel<TanhOp, FloatOnly>},
-    {"Softplus", unaryKernel<SoftplusOp, FloatOnly>},
-    {"Softsign", unaryKernel<SoftsignOp, FloatOnly>},
-    {"Gelu", unaryKernel<GeluOp, FloatOnly>},
-    {"Mish", unaryKernel<MishOp, FloatOnly>},
-    {"ThresholdedRelu", unaryKernel<ThresholdedReluOp, FloatOnly>},
     {"Shrink", unaryKernel<ShrinkOp, NumericTypes>},
     {"Clip", clipKernel},
     {nullptr, nullptr},
@@ -427,12 +381,24 @@ const KernelEntry kMathTable[] = {
 
 const KernelEntry* elementwiseMathKernels() { return kMathTable; }
 
+const KernelEntry* elementwiseActKernels() {
+  static const std::vector<KernelEntry> table = [] {
+    std::vector<KernelEntry> t;
+    for (const ActEntry& e : kActKernels)
+      if (acts::kTable[e.code].has(acts::kO)) t.push_back({acts::kTable[e.code].name, e.fn});
+    t.push_back({nullptr, nullptr});
+    return t;
+  }();
+  return table.data();
+}
+
 }  // namespace ew
 
 const KernelEntry* elementwiseKernels() {
   static const std::vector<KernelEntry> table = [] {
     std::vector<KernelEntry> t;
-    for (const KernelEntry* part : {ew::elementwiseMathKernels(), ew::elementwiseBinaryKernels()})
+    for (const KernelEntry* part : {ew::elementwiseMathKernels(), ew::elementwiseActKernels(),
+                                     ew::elementwiseBinaryKernels()})
       for (const KernelEntry* e = part; e->op; ++e) t.push_back(*e);
     t.push_back({nullptr, nullptr});
     return t;

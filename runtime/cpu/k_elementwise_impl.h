@@ -251,6 +251,7 @@ class Broadcaster {
 
 // The two halves of elementwiseKernels(): k_elementwise.cpp and k_elementwise_binary.cpp.
 const KernelEntry* elementwiseMathKernels();
+const KernelEntry* elementwiseActKernels();  // the activation table's ops
 const KernelEntry* elementwiseBinaryKernels();
 
 }  // namespace ew

@@ -3,9 +3,9 @@
 // Attributes: `program` (string list), one instruction each, evaluated in order per element:
 //     "<Op> <a> [<b>] [alpha=<x>] [beta=<y>]"
 // where operands are iK (fused input K, broadcast to the output shape) or tK (the result of
-// instruction K). The last instruction's result is the output. Unary ops: the epilogue
-// activations (Relu, LeakyRelu, Sigmoid, Tanh, Clip, HardSigmoid, HardSwish, Elu, Selu,
-// Softplus, Gelu) and Abs Neg Exp Log Sqrt Reciprocal Floor Ceil Erf Softsign Mish;
+// instruction K). The last instruction's result is the output. Unary ops: every activation of
+// the table (runtime/common/mg_acts.h, by name, alpha/beta as there) and Abs Neg Exp Log Sqrt
+// Reciprocal Floor Ceil Erf;
 // binary ops: Add Sub Mul Div Pow Max Min.
 //
 // Evaluation runs over blocks of kBlock elements, one instruction at a time over the whole

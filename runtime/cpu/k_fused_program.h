@@ -14,7 +14,8 @@
 namespace mgrt {
 namespace fused {
 
-enum class Code { kAct, kAbs, kNeg, kExp, kLog, kSqrt, kRecip, kFloor, kCeil, kErf, kSoftsign, kMish,
+// kAct: any activation of the table (runtime/common/mg_acts.h), by its name.
+enum class Code { kAct, kAbs, kNeg, kExp, kLog, kSqrt, kRecip, kFloor, kCeil, kErf,
                   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
 
 struct Instr {
@@ -27,7 +28,7 @@ inline bool parseCode(const std::string& op, Instr& in) {
   static const struct { const char* name; Code code; } kCodes[] = {
       {"Abs", Code::kAbs}, {"Neg", Code::kNeg}, {"Exp", Code::kExp}, {"Log", Code::kLog},
       {"Sqrt", Code::kSqrt}, {"Reciprocal", Code::kRecip}, {"Floor", Code::kFloor},
-      {"Ceil", Code::kCeil}, {"Erf", Code::kErf}, {"Softsign", Code::kSoftsign}, {"Mish", Code::kMish},
+      {"Ceil", Code::kCeil}, {"Erf", Code::kErf},
       {"Add", Code::kAdd}, {"Sub", Code::kSub}, {"Mul", Code::kMul}, {"Div", Code::kDiv},
       {"Pow", Code::kPow}, {"Max", Code::kMax}, {"Min", Code::kMin}};
   for (const auto& c : kCodes)
@@ -59,8 +60,6 @@ inline float unary(const Instr& in, float x) {
     case Code::kFloor: return std::floor(x);
     case Code::kCeil: return std::ceil(x);
     case Code::kErf: return std::erf(x);
-    case Code::kSoftsign: return x / (1.f + std::fabs(x));
-    case Code::kMish: return x * std::tanh(x > 20.f ? x : std::log1p(std::exp(x)));
     default: return x;
   }
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 #include "mg_runtime.h"
 
 namespace mgrt {
@@ -43,11 +43,11 @@ inline void broadcastStrides(const Tensor& x, const Tensor& o, int64_t* bs) {
   }
 }
 
-// Epilogue activations shared by fused kernels (attribute mg_act, mg_alpha, mg_beta) and the
-// standalone activation kernels, so both compute exactly the same function.
-// The epilogue activations of runtime/common/mg_epilogue_acts.h, numbered as there.
-#define MG_ACT_ENUM(id, name, code, params) k##id = code,
-enum class Act { MG_EPILOGUE_ACTS(MG_ACT_ENUM) };
+// Epilogue activations shared by fused kernels (attribute mg_act, mg_alpha, mg_beta), MgElementwise
+// programs and the standalone activation kernels, so all compute exactly the same function: the
+// activations of runtime/common/mg_acts.h, numbered and computed as there.
+#define MG_ACT_ENUM(id, name, code, params, an, ad, bn, bd, flags, f) k##id = code,
+enum class Act { MG_ACTS(MG_ACT_ENUM) };
 #undef MG_ACT_ENUM
 Act parseAct(const std::string& name);
 struct Epilogue {
@@ -56,22 +56,7 @@ struct Epilogue {
   static Epilogue fromAttrs(const Attrs& a);  // reads mg_act / mg_alpha / mg_beta
 };
 inline float applyAct(const Epilogue& e, float x) {
-  switch (e.act) {
-    case Act::kNone: return x;
-    case Act::kRelu: return x > 0.f ? x : 0.f;
-    case Act::kLeakyRelu: return x >= 0.f ? x : x * e.alpha;
-    case Act::kSigmoid: return 1.f / (1.f + std::exp(-x));
-    case Act::kTanh: return std::tanh(x);
-    case Act::kClip: return x < e.alpha ? e.alpha : (x > e.beta ? e.beta : x);
-    case Act::kHardSigmoid: { float y = e.alpha * x + e.beta; return y < 0.f ? 0.f : (y > 1.f ? 1.f : y); }
-    case Act::kHardSwish: { float y = x / 6.f + 0.5f; y = y < 0.f ? 0.f : (y > 1.f ? 1.f : y); return x * y; }
-    case Act::kElu: return x >= 0.f ? x : e.alpha * (std::exp(x) - 1.f);
-    case Act::kSelu: return x > 0.f ? e.beta * x : e.beta * (e.alpha * std::exp(x) - e.alpha);
-    case Act::kSoftplus: return x > 20.f ? x : std::log1p(std::exp(x));
-    case Act::kGelu: return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752f));
-    case Act::kSwish: return x * (1.f / (1.f + std::exp(-x)));  // x * Sigmoid(x), as exporters write it
-  }
-  return x;
+  return acts::applyCode<float>(static_cast<int>(e.act), x, e.alpha, e.beta);
 }
 
 }  // namespace mgrt

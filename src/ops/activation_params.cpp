@@ -1,18 +1,17 @@
-// activationAttrParams (include/magneto/ir/activation.h).
+// activationAttrParams (include/magneto/ir/activation.h): the ONNX attributes and defaults of the
+// activation table (runtime/common/mg_acts.h).
 #include "magneto/ir/activation.h"
+#include "mg_acts.h"
 
 namespace magneto {
 
 void activationAttrParams(const Node& n, double& alpha, double& beta) {
-  const std::string& k = n.kind();
-  const AttrMap& a = n.attrs();
   alpha = beta = 0;
-  if (k == "LeakyRelu") alpha = a.getFloat("alpha", 0.01);
-  else if (k == "Elu" || k == "Celu" || k == "ThresholdedRelu") alpha = a.getFloat("alpha", 1.0);
-  else if (k == "HardSigmoid") alpha = a.getFloat("alpha", 0.2), beta = a.getFloat("beta", 0.5);
-  else if (k == "Selu")
-    alpha = a.getFloat("alpha", 1.67326319217681884765625),
-    beta = a.getFloat("gamma", 1.05070102214813232421875);
+  const mgrt::acts::ActInfo* e = mgrt::acts::find(n.kind().c_str(), mgrt::acts::kO);
+  if (!e) return;
+  const AttrMap& a = n.attrs();
+  if (e->alphaAttr[0]) alpha = a.getFloat(e->alphaAttr, e->alphaDefault);
+  if (e->betaAttr[0]) beta = a.getFloat(e->betaAttr, e->betaDefault);
 }
 
 }  // namespace magneto

@@ -4,10 +4,13 @@
 //
 // Traits are what passes ask: every op here is kElementwise; one-operand ops are kUnary; ops with
 // numpy broadcasting are kBroadcasting; the activations an epilogue can express (mg_act, see
-// runtime/cpu/mg_kernels.h) are kActivation. Clip is kActivation but not kUnary (its bounds are
-// operands 1 and 2), and Gelu is expressible only with approximate = "none".
+// runtime/common/mg_acts.h, flag E) are kActivation. Clip is kActivation but not kUnary (its bounds
+// are operands 1 and 2), and Gelu is expressible only with approximate = "none".
+#include <fmt/format.h>
+
 #include "elementwise_helpers.h"
 #include "families.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace {
@@ -21,14 +24,14 @@ constexpr uint32_t kBinaryTraits = kElementwise | kBroadcasting;
 constexpr uint32_t kCommutativeTraits = kElementwise | kBroadcasting | kCommutative;
 
 void addUnary(OpRegistry& r, const char* name, DTypeSet allowed, uint32_t traits,
-              std::vector<AttrSpec> attrs, const char* doc, DType out = DType::kUndefined) {
+              std::vector<AttrSpec> attrs, std::string doc, DType out = DType::kUndefined) {
   OpSchema s;
   s.name = name;
   s.minInputs = s.maxInputs = 1;
   s.attrs = std::move(attrs);
   s.traits = traits;
   s.infer = unaryInfer(allowed, out);
-  s.doc = doc;
+  s.doc = std::move(doc);
   r.add(std::move(s));
 }
 
@@ -73,27 +76,29 @@ void registerUnaryMath(OpRegistry& r) {
 }
 
 void registerActivations(OpRegistry& r) {
-  addUnary(r, "Relu", kSignedSet, kActTraits, {}, "max(x, 0)");
-  addUnary(r, "LeakyRelu", kFloatSet, kActTraits, {{"alpha", K::kFloat}},
-           "x >= 0 ? x : alpha * x (alpha 0.01)");
-  addUnary(r, "Elu", kFloatSet, kActTraits, {{"alpha", K::kFloat}},
-           "x >= 0 ? x : alpha * (e^x - 1) (alpha 1)");
-  addUnary(r, "Selu", kFloatSet, kActTraits, {{"alpha", K::kFloat}, {"gamma", K::kFloat}},
-           "gamma * (x > 0 ? x : alpha * (e^x - 1))");
-  addUnary(r, "Celu", kFloatSet, kUnaryTraits, {{"alpha", K::kFloat}},
-           "max(0, x) + min(0, alpha * (e^(x/alpha) - 1))");
-  addUnary(r, "Sigmoid", kFloatSet, kActTraits, {}, "1 / (1 + e^-x)");
-  addUnary(r, "HardSigmoid", kFloatSet, kActTraits, {{"alpha", K::kFloat}, {"beta", K::kFloat}},
-           "clamp(alpha * x + beta, 0, 1) (alpha 0.2, beta 0.5)");
-  addUnary(r, "HardSwish", kFloatSet, kActTraits, {}, "x * clamp(x / 6 + 0.5, 0, 1)");
-  addUnary(r, "Tanh", kFloatSet, kActTraits, {}, "tanh(x)");
-  addUnary(r, "Softplus", kFloatSet, kActTraits, {}, "ln(1 + e^x)");
-  addUnary(r, "Softsign", kFloatSet, kUnaryTraits, {}, "x / (1 + |x|)");
-  addUnary(r, "Gelu", kFloatSet, kActTraits, {{"approximate", K::kString}},
-           "x * Phi(x); approximate = \"tanh\" uses the tanh form (an epilogue only for \"none\")");
-  addUnary(r, "Mish", kFloatSet, kUnaryTraits, {}, "x * tanh(softplus(x))");
-  addUnary(r, "ThresholdedRelu", kFloatSet, kUnaryTraits, {{"alpha", K::kFloat}},
-           "x > alpha ? x : 0 (alpha 1)");
+  // The activations of runtime/common/mg_acts.h flagged O: attributes, defaults and formula from
+  // the table; Relu also takes signed integers, Gelu has `approximate` ("tanh": GeluTanh, which is
+  // no epilogue).
+  for (const mgrt::acts::ActInfo& e : mgrt::acts::kTable) {
+    if (!e.has(mgrt::acts::kO)) continue;
+    std::vector<AttrSpec> attrs;
+    std::string doc = e.formula;
+    if (e.alphaAttr[0]) {
+      attrs.push_back({e.alphaAttr, K::kFloat, false, true, e.alphaDefault});
+      doc += fmt::format("; a: {} ({:g})", e.alphaAttr, e.alphaDefault);
+    }
+    if (e.betaAttr[0]) {
+      attrs.push_back({e.betaAttr, K::kFloat, false, true, e.betaDefault});
+      doc += fmt::format("; b: {} ({:g})", e.betaAttr, e.betaDefault);
+    }
+    const std::string name = e.name;
+    if (name == "Gelu") {
+      attrs.push_back({"approximate", K::kString});
+      doc += "; approximate = \"tanh\" uses the tanh form (no epilogue)";
+    }
+    addUnary(r, e.name, name == "Relu" ? kSignedSet : kFloatSet,
+             e.has(mgrt::acts::kE) ? kActTraits : kUnaryTraits, std::move(attrs), doc);
+  }
   addUnary(r, "Shrink", kNumericSet, kUnaryTraits, {{"bias", K::kFloat}, {"lambd", K::kFloat}},
            "x < -lambd ? x + bias : x > lambd ? x - bias : 0");
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "k_nn_shapes.h"
-#include "mg_epilogue_acts.h"
+#include "mg_acts.h"
 #include "families.h"
 
 namespace magneto {
@@ -68,7 +68,7 @@ inline std::vector<AttrSpec> epilogueAttrs() {
 
 inline Status checkEpilogue(const InferContext& c, const char* op) {
   std::string act = c.attrs().getString("mg_act", "");
-  if (act.empty() || mgrt::acts::find(act.c_str())) return Status::success();
+  if (act.empty() || mgrt::acts::find(act.c_str(), mgrt::acts::kE)) return Status::success();
   return badInput("{}: mg_act '{}' is not a supported epilogue activation", op, act);
 }
 

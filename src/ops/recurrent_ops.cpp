@@ -83,7 +83,7 @@ Status inferRnn(InferContext& c, const RnnKind& k) {
                       "direction{})",
                       op, acts.size(), k.activations * nd, k.activations, nd, nd > 1 ? "s" : "");
     for (const std::string& s : acts)
-      if (mgrt::parseRnnAct(s) == mgrt::RnnAct::kInvalid)
+      if (mgrt::parseRnnAct(s) < 0)
         return unsupported("{}: activation '{}' is not supported", op, s);
   }
   Dims y = layout ? Dims{batch, seq, nd, h} : Dims{seq, nd, batch, h};

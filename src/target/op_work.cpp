@@ -8,6 +8,7 @@
 
 #include "magneto/ir/op_schema.h"
 #include "magneto/target/cost_model.h"
+#include "mg_acts.h"
 
 namespace magneto {
 namespace {
@@ -54,13 +55,13 @@ bool isKind(const Node& n, std::initializer_list<const char*> kinds) {
 }
 
 // FLOPs per element of ops whose hardware cost is a few instructions (exp, log, tanh, erf, ...).
+// Activations (runtime/common/mg_acts.h) say so in their table (flag H), by op or program name.
 double elementwiseFlopsPerItem(const std::string& kind) {
+  if (const mgrt::acts::ActInfo* a = mgrt::acts::find(kind.c_str()); a && a->code != mgrt::acts::kNone)
+    return a->has(mgrt::acts::kH) ? 4.0 : 1.0;
   static const std::set<std::string> kTranscendental = {
-      "Exp",        "Log",      "Tanh",     "Sigmoid", "Erf",  "Pow",       "Sqrt",
-      "Reciprocal", "Softplus", "Softsign", "Gelu",    "Mish", "HardSwish", "Sin",
-      "Cos",        "Tan",      "Asin",     "Acos",    "Atan", "Sinh",      "Cosh",
-      "Asinh",      "Acosh",    "Atanh",    "Elu",     "Selu", "Celu",      "ThresholdedRelu",
-      "Div",        "Mod"};
+      "Exp", "Log", "Erf", "Pow",  "Sqrt", "Reciprocal", "Sin",   "Cos",   "Tan",   "Asin",
+      "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Div", "Mod"};
   return kTranscendental.count(kind) ? 4.0 : 1.0;
 }
 

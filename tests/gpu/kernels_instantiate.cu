@@ -61,8 +61,8 @@ __global__ void __launch_bounds__(256) jointRecurrentK(mgk::RecurrentParams a, m
 // A functor with parameters, passed as an object.
 __global__ void __launch_bounds__(256) mapLeakyK(mgk::MapParams p, float alpha) {
   MG_DYNAMIC_SHARED(char, smem);
-  mgk::mapBlock<mgk::Unary<mgk::OpLeakyRelu>, 4, 256>(p, blockIdx.x, smem,
-                                                        mgk::Unary<mgk::OpLeakyRelu>{{alpha}});
+  mgk::mapBlock<mgk::Unary<mgk::OpAct>, 4, 256>(p, blockIdx.x, smem,
+                                                  mgk::Unary<mgk::OpAct>{{mgk::kActLeakyRelu, alpha}});
 }
 // A joint kernel as codegen/gpu emits it: blocks [0, b1) conv, [b1, b2) pool, [b2, ...) GEMM.
 __global__ void __launch_bounds__(256)
@@ -105,19 +105,13 @@ void* const kAllKernels[] = {
     MG_GEMM_TILES(MG_GEMM) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
     MG_MAP(mgk::CopyBytes<1>) MG_MAP(mgk::CopyBytes<2>) MG_MAP(mgk::CopyBytes<4>)
     MG_MAP(mgk::CopyBytes<8>)
-    MG_MAP(mgk::Unary<mgk::OpIdentity>) MG_MAP(mgk::Unary<mgk::OpRelu>)
-    MG_MAP(mgk::Unary<mgk::OpSigmoid>) MG_MAP(mgk::Unary<mgk::OpTanh>)
+    MG_MAP(mgk::Unary<mgk::OpIdentity>) MG_MAP(mgk::Unary<mgk::OpAct>)
     MG_MAP(mgk::Unary<mgk::OpExp>) MG_MAP(mgk::Unary<mgk::OpLog>) MG_MAP(mgk::Unary<mgk::OpSqrt>)
     MG_MAP(mgk::Unary<mgk::OpReciprocal>) MG_MAP(mgk::Unary<mgk::OpNeg>)
     MG_MAP(mgk::Unary<mgk::OpAbs>) MG_MAP(mgk::Unary<mgk::OpFloor>)
     MG_MAP(mgk::Unary<mgk::OpCeil>) MG_MAP(mgk::Unary<mgk::OpRound>)
     MG_MAP(mgk::Unary<mgk::OpSign>) MG_MAP(mgk::Unary<mgk::OpSin>) MG_MAP(mgk::Unary<mgk::OpCos>)
-    MG_MAP(mgk::Unary<mgk::OpErf>) MG_MAP(mgk::Unary<mgk::OpGelu>)
-    MG_MAP(mgk::Unary<mgk::OpGeluTanh>) MG_MAP(mgk::Unary<mgk::OpSilu>)
-    MG_MAP(mgk::Unary<mgk::OpSoftsign>) MG_MAP(mgk::Unary<mgk::OpSoftplus>)
-    MG_MAP(mgk::Unary<mgk::OpLeakyRelu>) MG_MAP(mgk::Unary<mgk::OpClip>)
-    MG_MAP(mgk::Unary<mgk::OpHardSigmoid>) MG_MAP(mgk::Unary<mgk::OpHardSwish>)
-    MG_MAP(mgk::Unary<mgk::OpElu>) MG_MAP(mgk::Unary<mgk::OpSelu>)
+    MG_MAP(mgk::Unary<mgk::OpErf>)
     MG_MAP(mgk::Binary<mgk::OpAdd>) MG_MAP(mgk::Binary<mgk::OpSub>)
     MG_MAP(mgk::Binary<mgk::OpMul>) MG_MAP(mgk::Binary<mgk::OpDiv>)
     MG_MAP(mgk::Binary<mgk::OpPow>) MG_MAP(mgk::Binary<mgk::OpMax>)

@@ -139,9 +139,9 @@ void unaryCase(const char* name, Op op, std::function<double(double)> ref, float
 
 TEST(MapKernel, UnaryFunctors) {
   using std::exp;
-  unaryCase("relu", mgk::OpRelu{}, [](double x) { return x > 0 ? x : 0; }, -2, 2);
-  unaryCase("sigmoid", mgk::OpSigmoid{}, [](double x) { return 1 / (1 + exp(-x)); }, -9, 9);
-  unaryCase("tanh", mgk::OpTanh{}, [](double x) { return std::tanh(x); }, -4, 4);
+  unaryCase("relu", mgk::OpAct{mgk::kActRelu}, [](double x) { return x > 0 ? x : 0; }, -2, 2);
+  unaryCase("sigmoid", mgk::OpAct{mgk::kActSigmoid}, [](double x) { return 1 / (1 + exp(-x)); }, -9, 9);
+  unaryCase("tanh", mgk::OpAct{mgk::kActTanh}, [](double x) { return std::tanh(x); }, -4, 4);
   unaryCase("exp", mgk::OpExp{}, [](double x) { return exp(x); }, -5, 5);
   unaryCase("log", mgk::OpLog{}, [](double x) { return std::log(x); }, 0.01f, 50);
   unaryCase("sqrt", mgk::OpSqrt{}, [](double x) { return std::sqrt(x); }, 0, 9);
@@ -155,25 +155,26 @@ TEST(MapKernel, UnaryFunctors) {
   unaryCase("sin", mgk::OpSin{}, [](double x) { return std::sin(x); }, -4, 4);
   unaryCase("cos", mgk::OpCos{}, [](double x) { return std::cos(x); }, -4, 4);
   unaryCase("erf", mgk::OpErf{}, [](double x) { return std::erf(x); }, -3, 3);
-  unaryCase("gelu", mgk::OpGelu{},
+  unaryCase("gelu", mgk::OpAct{mgk::kActGelu},
             [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -4, 4);
-  unaryCase("gelu-tanh", mgk::OpGeluTanh{}, [](double x) {
+  unaryCase("gelu-tanh", mgk::OpAct{mgk::kActGeluTanh}, [](double x) {
     return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   }, -4, 4);
-  unaryCase("silu", mgk::OpSilu{}, [](double x) { return x / (1 + exp(-x)); }, -6, 6);
-  unaryCase("softsign", mgk::OpSoftsign{}, [](double x) { return x / (1 + std::fabs(x)); }, -4, 4);
-  unaryCase("softplus", mgk::OpSoftplus{}, [](double x) { return std::log1p(exp(x)); }, -30, 30);
-  unaryCase("leakyrelu", mgk::OpLeakyRelu{0.3f}, [](double x) { return x >= 0 ? x : 0.3 * x; },
+  unaryCase("silu", mgk::OpAct{mgk::kActSwish}, [](double x) { return x / (1 + exp(-x)); }, -6, 6);
+  unaryCase("softsign", mgk::OpAct{mgk::kActSoftsign}, [](double x) { return x / (1 + std::fabs(x)); }, -4, 4);
+  unaryCase("softplus", mgk::OpAct{mgk::kActSoftplus}, [](double x) { return std::log1p(exp(x)); }, -30, 30);
+  unaryCase("leakyrelu", mgk::OpAct{mgk::kActLeakyRelu, 0.3f}, [](double x) { return x >= 0 ? x : 0.3 * x; },
             -2, 2);
-  unaryCase("clip", mgk::OpClip{-0.5f, 0.25f},
+  unaryCase("clip", mgk::OpAct{mgk::kActClip, -0.5f, 0.25f},
             [](double x) { return std::fmin(0.25, std::fmax(-0.5, x)); }, -2, 2);
-  unaryCase("hardsigmoid", mgk::OpHardSigmoid{},
+  unaryCase("hardsigmoid", mgk::OpAct{mgk::kActHardSigmoid, 0.2f, 0.5f},
             [](double x) { return std::fmin(1.0, std::fmax(0.0, 0.2 * x + 0.5)); }, -4, 4);
-  unaryCase("hardswish", mgk::OpHardSwish{},
+  unaryCase("hardswish", mgk::OpAct{mgk::kActHardSwish},
             [](double x) { return x * std::fmin(1.0, std::fmax(0.0, x / 6 + 0.5)); }, -5, 5);
-  unaryCase("elu", mgk::OpElu{0.7f}, [](double x) { return x >= 0 ? x : 0.7 * (exp(x) - 1); },
+  unaryCase("elu", mgk::OpAct{mgk::kActElu, 0.7f}, [](double x) { return x >= 0 ? x : 0.7 * (exp(x) - 1); },
             -3, 3);
-  unaryCase("selu", mgk::OpSelu{}, [](double x) {
+  unaryCase("selu", mgk::OpAct{mgk::kActSelu, float(mgrt::acts::kTable[mgk::kActSelu].alphaDefault),
+                                      float(mgrt::acts::kTable[mgk::kActSelu].betaDefault)}, [](double x) {
     const double a = 1.6732632423543772, g = 1.0507009873554805;
     return x > 0 ? g * x : g * (a * exp(x) - a);
   }, -3, 3);

@@ -42,22 +42,11 @@ struct Case {
   int blockThreads = 200;
 };
 
+// The table's formula in double (runtime/common/mg_acts.h), as the CPU runtime's applyRnnAct.
 double act(const Act& a, double x) {
-  switch (a.code) {
-    case mgk::kRnnSigmoid: return 1 / (1 + std::exp(-x));
-    case mgk::kRnnTanh: return std::tanh(x);
-    case mgk::kRnnRelu: return x > 0 ? x : 0;
-    case mgk::kRnnHardSigmoid: return std::fmin(1.0, std::fmax(0.0, a.alpha * x + a.beta));
-    case mgk::kRnnLeakyRelu: return x >= 0 ? x : a.alpha * x;
-    case mgk::kRnnScaledTanh: return a.alpha * std::tanh(a.beta * x);
-    case mgk::kRnnAffine: return a.alpha * x + a.beta;
-    case mgk::kRnnThresholdedRelu: return x > a.alpha ? x : 0;
-    case mgk::kRnnElu: return x >= 0 ? x : a.alpha * (std::exp(x) - 1);
-    case mgk::kRnnSoftsign: return x / (1 + std::fabs(x));
-    case mgk::kRnnSoftplus: return std::log1p(std::exp(x));
-  }
-  ADD_FAILURE() << "unknown activation " << a.code;
-  return x;
+  if (!mgrt::acts::byCode(a.code) || !mgrt::acts::byCode(a.code)->has(mgrt::acts::kR))
+    ADD_FAILURE() << "not a recurrent activation " << a.code;
+  return mgrt::acts::applyCode<double>(a.code, x, a.alpha, a.beta);
 }
 
 template <int HMAX, int T>
@@ -68,10 +57,10 @@ void run(Case c) {
   const size_t perDir = G == 4 ? 3 : G == 3 ? 2 : 1;
   if (c.acts.empty()) {
     for (int64_t d = 0; d < nd; ++d) {
-      if (G == 1) c.acts.push_back({mgk::kRnnTanh});
-      else c.acts.push_back({mgk::kRnnSigmoid});
-      if (G > 1) c.acts.push_back({mgk::kRnnTanh});
-      if (G == 4) c.acts.push_back({mgk::kRnnTanh});
+      if (G == 1) c.acts.push_back({mgk::kActTanh});
+      else c.acts.push_back({mgk::kActSigmoid});
+      if (G > 1) c.acts.push_back({mgk::kActTanh});
+      if (G == 4) c.acts.push_back({mgk::kActTanh});
     }
   }
   ASSERT_EQ(c.acts.size(), perDir * nd);
@@ -235,15 +224,15 @@ TEST(RecurrentKernel, GruResetBeforeLinearLayout1Lengths) {
 TEST(RecurrentKernel, GruWithoutBiasOtherActivations) {
   Case c;
   c.cell = mgk::kRnnGru, c.bias = false, c.reverse = true, c.hidden = 20;
-  c.acts = {{mgk::kRnnHardSigmoid, 0.2f, 0.5f}, {mgk::kRnnScaledTanh, 1.5f, 0.7f}};
+  c.acts = {{mgk::kActHardSigmoid, 0.2f, 0.5f}, {mgk::kActScaledTanh, 1.5f, 0.7f}};
   run<64, 64>(c);
 }
 
 TEST(RecurrentKernel, RnnEveryActivationFunction) {
-  const std::vector<Act> acts = {{mgk::kRnnRelu},         {mgk::kRnnLeakyRelu, 0.1f},
-                                 {mgk::kRnnAffine, 0.5f, 0.1f}, {mgk::kRnnThresholdedRelu, 0.2f},
-                                 {mgk::kRnnElu, 0.9f},    {mgk::kRnnSoftsign},
-                                 {mgk::kRnnSoftplus},     {mgk::kRnnTanh}};
+  const std::vector<Act> acts = {{mgk::kActRelu},         {mgk::kActLeakyRelu, 0.1f},
+                                 {mgk::kActAffine, 0.5f, 0.1f}, {mgk::kActThresholdedRelu, 0.2f},
+                                 {mgk::kActElu, 0.9f},    {mgk::kActSoftsign},
+                                 {mgk::kActSoftplus},     {mgk::kActTanh}};
   for (size_t i = 0; i + 1 < acts.size(); i += 2) {
     Case c;
     c.cell = mgk::kRnnPlain, c.dirs = 2, c.hidden = 40, c.h0 = true, c.lens = true;

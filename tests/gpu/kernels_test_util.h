@@ -116,25 +116,20 @@ inline ::testing::AssertionResult near(const std::vector<float>& got,
   return ::testing::AssertionFailure() << bad << " of " << got.size() << " differ:" << first;
 }
 
-// The epilogue activations, in double, as the CPU runtime defines them.
+// The activations in double: the table's formulas (runtime/common/mg_acts.h), which the device
+// computes in float. The formulas themselves are checked against ONNX's reference outputs by the
+// backend node tests; these tests check the kernels' epilogue plumbing and precision.
 inline double act(int a, double x, double alpha, double beta) {
-  switch (a) {
-    case mgk::kActNone: return x;
-    case mgk::kActRelu: return x > 0 ? x : 0;
-    case mgk::kActLeakyRelu: return x >= 0 ? x : x * alpha;
-    case mgk::kActClip: return x < alpha ? alpha : (x > beta ? beta : x);
-    case mgk::kActSigmoid: return 1 / (1 + std::exp(-x));
-    case mgk::kActTanh: return std::tanh(x);
-    case mgk::kActHardSigmoid: return std::fmin(1.0, std::fmax(0.0, alpha * x + beta));
-    case mgk::kActElu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
-    case mgk::kActGelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case mgk::kActHardSwish: return x * std::fmin(1.0, std::fmax(0.0, x / 6 + 0.5));
-    case mgk::kActSelu: return x > 0 ? beta * x : beta * (alpha * std::exp(x) - alpha);
-    case mgk::kActSoftplus: return std::log1p(std::exp(x));
-    case mgk::kActSwish: return x / (1 + std::exp(-x));
-  }
-  ADD_FAILURE() << "unknown activation " << a;
-  return x;
+  if (!mgrt::acts::byCode(a)) ADD_FAILURE() << "unknown activation " << a;
+  return mgrt::acts::applyCode<double>(a, x, alpha, beta);
+}
+
+// The codes the sweeps run through: None and every epilogue activation of the table (flag E).
+inline std::vector<int> epilogueActs() {
+  std::vector<int> v;
+  for (const mgrt::acts::ActInfo& e : mgrt::acts::kTable)
+    if (e.code == mgrt::acts::kNone || e.has(mgrt::acts::kE)) v.push_back(e.code);
+  return v;
 }
 
 }  // namespace kt

@@ -52,11 +52,18 @@ struct ActCase {
   const char* name;
   float alpha, beta;
 };
-const ActCase kActs[] = {{"", 0, 0},           {"Relu", 0, 0},       {"LeakyRelu", 0.1f, 0},
-                         {"Sigmoid", 0, 0},    {"Tanh", 0, 0},       {"Clip", -0.5f, 0.5f},
-                         {"HardSigmoid", 0.2f, 0.5f}, {"HardSwish", 0, 0}, {"Elu", 1.f, 0},
-                         {"Selu", 1.6733f, 1.0507f},  {"Softplus", 0, 0}, {"Gelu", 0, 0},
-                         {"Swish", 0, 0}};
+// None and every epilogue activation of the table (runtime/common/mg_acts.h, flag E), in table
+// order (so kActs[1] is Relu, kActs[2] LeakyRelu), with the table's defaults; Clip gets bounds.
+// A new epilogue entry is swept here without a change.
+const std::vector<ActCase> kActs = [] {
+  std::vector<ActCase> v;
+  for (const mgrt::acts::ActInfo& e : mgrt::acts::kTable) {
+    if (e.code != mgrt::acts::kNone && !e.has(mgrt::acts::kE)) continue;
+    if (e.code == mgrt::acts::kClip) v.push_back({e.name, -0.5f, 0.5f});
+    else v.push_back({e.name, static_cast<float>(e.alphaDefault), static_cast<float>(e.betaDefault)});
+  }
+  return v;
+}();
 
 std::string actAttrs(const ActCase& a) {
   if (!*a.name) return "";
@@ -203,7 +210,7 @@ TEST_P(FastKernels, FastGemmRandomShapes) {
     if (iter % 11 == 0) N = 1 + iter % 3;
     bool ta = iter & 1, tb = (iter >> 1) & 1;
     float alpha = iter % 3 == 0 ? 1.f : 0.75f, beta = iter % 5 == 0 ? 1.f : -0.5f;
-    checkGemm(pool(), rng, M, N, K, ta, tb, alpha, beta, iter % 7, kActs[iter % (sizeof(kActs) / sizeof(kActs[0]))], iter % 4 == 3);
+    checkGemm(pool(), rng, M, N, K, ta, tb, alpha, beta, iter % 7, kActs[iter % kActs.size()], iter % 4 == 3);
   }
 }
 
@@ -350,6 +357,15 @@ void checkConv(mgrt::ThreadPool* pool, std::mt19937& rng, const ConvCase& cc) {
   ASSERT_EQ(run("Conv", at + actAttrs(kActs[cc.act]), in, &Y.t, 1, pool), 0);
   EXPECT_TRUE(close(Y.v, want)) << "Conv " << at << " n=" << cc.n << " c=" << cc.c << " h=" << cc.h
                                 << " w=" << cc.w << " m=" << cc.m << " act=" << kActs[cc.act].name;
+}
+
+// Every entry of kActs as a 3x3 convolution's epilogue, with and without a residual.
+TEST_P(FastKernels, FastConvEveryEpilogueActivation) {
+  std::mt19937 rng(5);
+  for (size_t a = 0; a < kActs.size(); ++a) {
+    checkConv(pool(), rng, {1, 8, 9, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, a % 2 == 1, int(a)});
+    checkConv(pool(), rng, {1, 6, 7, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, a % 2 == 0, int(a)});
+  }
 }
 
 TEST_P(FastKernels, FastConvCases) {

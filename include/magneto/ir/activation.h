@@ -7,8 +7,8 @@
 
 namespace magneto {
 
-// alpha and beta of `n` with ONNX's defaults: LeakyRelu alpha (0.01); Elu, Celu and
-// ThresholdedRelu alpha (1); HardSigmoid alpha (0.2), beta (0.5); Selu alpha and gamma as beta.
+// alpha and beta of `n`, read from the ONNX attributes the activation table names, with its
+// defaults (runtime/common/mg_acts.h: e.g. LeakyRelu alpha 0.01, Selu alpha and gamma as beta).
 // Every other op (Relu, Sigmoid, Clip, whose bounds are operands, ...) gets 0, 0.
 void activationAttrParams(const Node& n, double& alpha, double& beta);
 

@@ -32,6 +32,10 @@ struct AttrSpec {
   std::string name;
   Attribute::Kind kind;
   bool required = false;
+  // The value an absent optional float attribute means (filled for the activations from their
+  // table, runtime/common/mg_acts.h); hasDefault is false where the schema does not say.
+  bool hasDefault = false;
+  double defaultValue = 0;
 };
 
 class InferContext;
@@ -54,6 +58,11 @@ struct OpSchema {
   int sinceVersion = 1;
 
   bool has(OpTrait t) const { return (traits & t) != 0; }
+  const AttrSpec* attr(const std::string& n) const {
+    for (const AttrSpec& a : attrs)
+      if (a.name == n) return &a;
+    return nullptr;
+  }
 };
 
 class OpRegistry {

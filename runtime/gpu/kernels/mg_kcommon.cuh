@@ -48,34 +48,10 @@ __host__ __device__ constexpr int64_t ceilDiv(int64_t n, int64_t per) {
 
 __host__ __device__ constexpr bool isPow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// The epilogue activation of GEMM and convolution results (and of the Act functor of mg_map).
-// Same formulas as the CPU runtime's applyAct (runtime/cpu/mg_kernels.h), so that the CPU and
-// the GPU packages of one model compute the same function: LeakyRelu and Elu take x >= 0 as
-// the positive side, Clip is [alpha, beta], HardSigmoid is clamp(alpha*x + beta, 0, 1), Selu is
-// beta*(x > 0 ? x : alpha*(e^x - 1)) (alpha, gamma), Gelu is the exact erf form.
+// The epilogue activation of GEMM and convolution results (and of the Act functor of mg_map):
+// the table's formulas (runtime/common/mg_acts.h), the same the CPU runtime's applyAct computes.
 __device__ __forceinline__ float applyAct(int act, float x, float alpha, float beta) {
-  switch (act) {
-    case kActNone: return x;
-    case kActRelu: return x > 0.f ? x : 0.f;
-    case kActLeakyRelu: return x >= 0.f ? x : x * alpha;
-    case kActClip: return x < alpha ? alpha : (x > beta ? beta : x);
-    case kActSigmoid: return 1.f / (1.f + expf(-x));
-    case kActTanh: return tanhf(x);
-    case kActHardSigmoid: {
-      float y = alpha * x + beta;
-      return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
-    }
-    case kActElu: return x >= 0.f ? x : alpha * (expf(x) - 1.f);
-    case kActGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case kActHardSwish: {
-      float y = x * (1.f / 6.f) + 0.5f;
-      return x * (y < 0.f ? 0.f : (y > 1.f ? 1.f : y));
-    }
-    case kActSelu: return x > 0.f ? beta * x : beta * (alpha * expf(x) - alpha);
-    case kActSoftplus: return x > 20.f ? x : log1pf(expf(x));
-    case kActSwish: return x * (1.f / (1.f + expf(-x)));
-    default: return x;
-  }
+  return mgrt::acts::applyCode<float>(act, x, alpha, beta);
 }
 
 // Tree reduction of one float per thread over the first THREADS threads of the block; every

@@ -26,19 +26,24 @@
 
 #include <stdint.h>
 
+// The activation table: in a generated package runtime/common's files sit beside runtime/kernels/;
+// in the source tree they are runtime/common (the runtime_common layer).
+#if __has_include("../mg_acts.h")
+#include "../mg_acts.h"
+#else
+#include "../../common/mg_acts.h"
+#endif
+
 namespace mgk {
 
 constexpr int kMaxRank = 8;
 constexpr int kMaxMapInputs = 6;  // BatchNormalization: x, scale, bias, mean, var
 
-// Epilogue activations, as the IR's mg_act attribute (passes/fuse_epilogue) and the CPU runtime's
-// applyAct (runtime/cpu/mg_kernels.h), with the same alpha/beta meanings: LeakyRelu alpha; Clip
-// [alpha, beta]; HardSigmoid alpha*x+beta; Elu alpha; Selu alpha, gamma = beta; Gelu exact (erf); Swish x * Sigmoid(x).
-enum Act : int32_t {
-  kActNone = 0, kActRelu = 1, kActLeakyRelu = 2, kActClip = 3, kActSigmoid = 4, kActTanh = 5,
-  kActHardSigmoid = 6, kActElu = 7, kActGelu = 8, kActHardSwish = 9, kActSelu = 10,
-  kActSoftplus = 11, kActSwish = 12,
-};
+// Activations (epilogues, MgElementwise and recurrent functions), numbered as the table of
+// runtime/common/mg_acts.h: kAct<Id> is the table's code, with the table's alpha/beta meanings.
+#define MG_ACT_DEVICE_ENUM(id, name, code, params, an, ad, bn, bd, flags, f) kAct##id = code,
+enum Act : int32_t { MG_ACTS(MG_ACT_DEVICE_ENUM) };
+#undef MG_ACT_DEVICE_ENUM
 
 // ---- map: elementwise with numpy broadcasting, copies and strided views -------------------------
 // out[o] = F(in_0[i_0], ..., in_{nin-1}[i_{nin-1}]) for every index o of the output shape `dims`;
@@ -155,11 +160,6 @@ struct RowParams {
 // ONNX: LSTM i, o, f, c; GRU z, r, h. States (d, b, j) live at d*stateD + b*stateB + j, Y's
 // (t, d, b, j) at t*yT + d*yD + b*yB + j (layout 0 or 1 is only other strides).
 enum RnnCell : int32_t { kRnnLstm = 0, kRnnGru = 1, kRnnPlain = 2 };
-// The activation functions of the recurrent ops, numbered as the CPU runtime's mgrt::RnnAct.
-enum RnnActCode : int32_t {
-  kRnnSigmoid = 1, kRnnTanh, kRnnRelu, kRnnHardSigmoid, kRnnLeakyRelu, kRnnScaledTanh,
-  kRnnAffine, kRnnThresholdedRelu, kRnnElu, kRnnSoftsign, kRnnSoftplus,
-};
 struct RecurrentParams {
   int32_t cell;               // RnnCell
   int32_t dirs;               // 1 or 2 (bidirectional: direction 1 runs backwards)
@@ -182,7 +182,7 @@ struct RecurrentParams {
   float* yc;
   int64_t yT, yD, yB;
   int64_t stateD, stateB;
-  int32_t act[2][3];          // per direction: f, g, h (LSTM), f, g (GRU), f (RNN)
+  int32_t act[2][3];          // per direction: f, g, h (LSTM), f, g (GRU), f (RNN): Act codes
   float actAlpha[2][3], actBeta[2][3];
   float clip;                 // activations' inputs are clamped to [-clip, clip]; INFINITY: none
 };

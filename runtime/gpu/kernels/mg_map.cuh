@@ -10,12 +10,13 @@
 //   (threadIdx.x >= THREADS in a joint kernel) simply return.
 //
 // The optional last argument is the functor object, for functors with parameters
-// (Unary<OpLeakyRelu>{{0.1f}}); it defaults to F{} so that a generated functor with default
+// (Unary<OpAct>{{kActLeakyRelu, 0.1f}}); it defaults to F{} so that a generated functor with default
 // member initializers needs no argument.
 //
 // Ready functors (float32 arithmetic; copies of any 1/2/4/8-byte element):
 //   Copy<T> / CopyBytes<N>                      out = in0
-//   Unary<Op>    Op in OpRelu ... OpSoftplus    out = op(in0)               (float -> float)
+//   Unary<Op>    Op in OpExp ... OpAct          out = op(in0)               (float -> float;
+//                OpAct{act, alpha, beta}: any activation of runtime/common/mg_acts.h)
 //   Binary<Op>   Op in OpAdd ... OpPRelu        out = op(in0, in1)          (broadcast by strides)
 //   Compare<Op>  OpEqual, OpLess, ...           out = op(in0, in1)          (float -> bool)
 //   Where<T>                                    out = in0 ? in1 : in2       (bool, T, T -> T)
@@ -137,15 +138,6 @@ struct Compare {
 struct OpIdentity {
   MG_DEVICE float operator()(float x) const { return x; }
 };
-struct OpRelu {
-  MG_DEVICE float operator()(float x) const { return x > 0.f ? x : 0.f; }
-};
-struct OpSigmoid {
-  MG_DEVICE float operator()(float x) const { return 1.f / (1.f + expf(-x)); }
-};
-struct OpTanh {
-  MG_DEVICE float operator()(float x) const { return tanhf(x); }
-};
 struct OpExp {
   MG_DEVICE float operator()(float x) const { return expf(x); }
 };
@@ -185,50 +177,13 @@ struct OpCos {
 struct OpErf {
   MG_DEVICE float operator()(float x) const { return erff(x); }
 };
-struct OpGelu {  // exact: x * Phi(x)
-  MG_DEVICE float operator()(float x) const {
-    return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-  }
-};
-struct OpGeluTanh {  // Gelu(approximate = "tanh")
-  MG_DEVICE float operator()(float x) const {
-    return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-  }
-};
-struct OpSilu {
-  MG_DEVICE float operator()(float x) const { return x / (1.f + expf(-x)); }
-};
-struct OpSoftsign {
-  MG_DEVICE float operator()(float x) const { return x / (1.f + fabsf(x)); }
-};
-struct OpSoftplus {
-  MG_DEVICE float operator()(float x) const { return x > 20.f ? x : log1pf(expf(x)); }
-};
-struct OpLeakyRelu {
-  float alpha = 0.01f;
-  MG_DEVICE float operator()(float x) const { return x >= 0.f ? x : x * alpha; }
-};
-struct OpClip {
-  float lo = -INFINITY, hi = INFINITY;
-  MG_DEVICE float operator()(float x) const { return x < lo ? lo : (x > hi ? hi : x); }
-};
-struct OpHardSigmoid {
-  float alpha = 0.2f, beta = 0.5f;
-  MG_DEVICE float operator()(float x) const {
-    float y = alpha * x + beta;
-    return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
-  }
-};
-struct OpHardSwish {
-  MG_DEVICE float operator()(float x) const { return applyAct(kActHardSwish, x, 0.f, 0.f); }
-};
-struct OpElu {
-  float alpha = 1.f;
-  MG_DEVICE float operator()(float x) const { return x >= 0.f ? x : alpha * (expf(x) - 1.f); }
-};
-struct OpSelu {
-  float alpha = 1.67326319217681884765625f, gamma = 1.05070102214813232421875f;
-  MG_DEVICE float operator()(float x) const { return applyAct(kActSelu, x, alpha, gamma); }
+
+// The activations of the table (runtime/common/mg_acts.h): act is its code (kAct<Id>), alpha
+// and beta its parameters, e.g. Unary<OpAct>{{kActLeakyRelu, 0.1f}}.
+struct OpAct {
+  int32_t act = kActNone;
+  float alpha = 0.f, beta = 0.f;
+  MG_DEVICE float operator()(float x) const { return applyAct(act, x, alpha, beta); }
 };
 
 // Binary operations; broadcasting is the strides' business (0 on broadcast dims).

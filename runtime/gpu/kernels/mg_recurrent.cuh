@@ -43,25 +43,9 @@
 
 namespace mgk {
 
-// The recurrent ops' activation functions, as mgrt::applyRnnAct (runtime/common/k_recurrent_act.h).
+// The recurrent ops' activation functions: table codes (mg_acts.h), as mgrt::applyRnnAct.
 __device__ __forceinline__ float rnnAct(int a, float x, float alpha, float beta) {
-  switch (a) {
-    case kRnnSigmoid: return 1.f / (1.f + expf(-x));
-    case kRnnTanh: return tanhf(x);
-    case kRnnRelu: return x > 0.f ? x : 0.f;
-    case kRnnHardSigmoid: {
-      const float y = alpha * x + beta;
-      return y < 0.f ? 0.f : (y > 1.f ? 1.f : y);
-    }
-    case kRnnLeakyRelu: return x >= 0.f ? x : alpha * x;
-    case kRnnScaledTanh: return alpha * tanhf(beta * x);
-    case kRnnAffine: return alpha * x + beta;
-    case kRnnThresholdedRelu: return x > alpha ? x : 0.f;
-    case kRnnElu: return x >= 0.f ? x : alpha * (expf(x) - 1.f);
-    case kRnnSoftsign: return x / (1.f + fabsf(x));
-    case kRnnSoftplus: return x > 20.f ? x : log1pf(expf(x));
-    default: return x;
-  }
+  return mgrt::acts::applyCode<float>(a, x, alpha, beta);
 }
 
 // One of a direction's activation functions, with clip applied to its input.
