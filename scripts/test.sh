@@ -9,12 +9,12 @@
 # (default: all)
 #
 # The sanitize stage's asan, tsan and leak jobs build and test in their own folder (build-sanitize)
-# and need nothing from the others, so when other stages run too they start right after the build,
-# beside them (MAGNETO_SANITIZE_BESIDE=0: in turn, at the end). The stages 3-7 leave a core idle
-# for long stretches (serial exports and checks, configure steps, the tail of each parallel
-# batch); the sanitizer build and tests fill it. The fuzz job, which runs for a fixed time, waits
-# for the end so that it gets both cores to itself. Each stage's line gives its wall time and the
-# CPU time of its processes (100% = both cores busy for the whole stage).
+# and need nothing from the others. MAGNETO_SANITIZE_BESIDE=1 starts them right after the build,
+# beside stages 3-7, with fuzz (a fixed time) at the end; by default they run in turn, at the end.
+# Measured on the 2-core CI VM (docs/PERFORMANCE.md, session 15): beside, they did finish within
+# the ctest and backend stages, but those went from 376 to 1001 s and from 217 to 358 s, more than
+# the 562 s the sanitizers take alone: the two vCPUs do not absorb a second -j2 job. Each stage's
+# line gives its wall time and the CPU time of its processes (100% = both cores busy throughout).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -88,7 +88,7 @@ if has build || has unit || has backend || has zoo || has examples || has gpu; t
 fi
 
 beside=0
-if has sanitize && [ "${MAGNETO_SANITIZE_BESIDE:-1}" = 1 ] &&
+if has sanitize && [ "${MAGNETO_SANITIZE_BESIDE:-0}" = 1 ] &&
    { has unit || has backend || has zoo || has examples || has gpu; }; then
   beside=1
   mkdir -p "$san_dir"
