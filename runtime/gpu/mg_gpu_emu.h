@@ -29,8 +29,8 @@
 // machinery. By default every translation unit compiles them (inline: header-only, what a
 // package's own CMake build does). With MG_EMU_CORE_OBJECT they are only declared, and
 // mg_emu_core.cpp compiles them once: magnetoc's emulated builds keep that object in their cache
-// and link it, so each package compiles its kernels and tables but not the emulator (most of a
-// small package's compile: 1.8 -> ~0.6 s).
+// and link it, so each package compiles its kernels and tables but not the emulator (test_relu's
+// package: 2.4 -> 1.4 s of CPU, with the standard headers precompiled).
 #if defined(MG_EMU_CORE_OBJECT) && !defined(MG_EMU_CORE_IMPL)
 #define MG_EMU_ENTRY_BODIES 0
 #else
