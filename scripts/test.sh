@@ -8,13 +8,9 @@
 # Stages can be picked: scripts/test.sh [build] [unit] [backend] [zoo] [examples] [gpu] [sanitize]
 # (default: all)
 #
-# The sanitize stage's asan, tsan and leak jobs build and test in their own folder (build-sanitize)
-# and need nothing from the others. MAGNETO_SANITIZE_BESIDE=1 starts them right after the build,
-# beside stages 3-7, with fuzz (a fixed time) at the end; by default they run in turn, at the end.
-# Measured on the 2-core CI VM (docs/PERFORMANCE.md, session 15): beside, they did finish within
-# the ctest and backend stages, but those went from 376 to 1001 s and from 217 to 358 s, more than
-# the 562 s the sanitizers take alone: the two vCPUs do not absorb a second -j2 job. Each stage's
-# line gives its wall time and the CPU time of its processes (100% = both cores busy throughout).
+# Each stage's line gives its wall time and the CPU time of its processes (100% = both cores busy
+# throughout). Stages run one after another: the sanitizers beside stages 3-7 were tried and
+# made the run longer on the 2-core CI VM (docs/PERFORMANCE.md, session 15).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -58,17 +54,10 @@ print_times() {
   echo
   echo "stage times (wall, and the CPU time of the stage's processes; 100% = two cores busy):"
   printf '  %s\n' "${times[@]}"
-  echo "  $(usage "$(( $(date +%s) - start ))" "$(( $(cpu_now) + ${san_cpu:-0} ))")  in all"
+  echo "  $(usage "$(( $(date +%s) - start ))" "$(cpu_now)")  in all"
 }
-# The sanitizers beside the other stages: a process group of its own (setsid), started from a
-# subshell so that it is not this shell's child: its CPU time is not counted in the stage during
-# which it happens to end, and it reports its own.
-san_dir="$root/build-sanitize"
-san_log="$san_dir/beside.log"
-san_pgid=""
-stop_beside() { if [ -n "$san_pgid" ]; then kill -- "-$san_pgid" 2>/dev/null; san_pgid=""; fi; }
 # On failure too: the stages that did run say how long they took.
-trap 'rc=$?; stop_beside; if [ $rc -ne 0 ]; then print_times; echo "FAILED after $(( $(date +%s) - start )) s"; fi' EXIT
+trap 'rc=$?; if [ $rc -ne 0 ]; then print_times; echo "FAILED after $(( $(date +%s) - start )) s"; fi' EXIT
 
 step "set-up"
 # Free disk: the stages need a few GB (the zoo's exported models, packages of up to 1.1 GB each
@@ -85,24 +74,6 @@ if has build || has unit || has backend || has zoo || has examples || has gpu; t
   step "build"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j "$jobs"
-fi
-
-beside=0
-if has sanitize && [ "${MAGNETO_SANITIZE_BESIDE:-0}" = 1 ] &&
-   { has unit || has backend || has zoo || has examples || has gpu; }; then
-  beside=1
-  mkdir -p "$san_dir"
-  rm -f "$san_log.done" "$san_dir/beside.pgid"
-  echo
-  echo "==== sanitizers asan, tsan, leak: started beside the stages below (log: $san_log) ===="
-  # shellcheck disable=SC2016  # expanded by the inner bash
-  ( setsid bash -c 'echo $$ > "$1/beside.pgid"; s=$(date +%s)
-      bash scripts/sanitize.sh asan tsan leak > "$2" 2>&1; rc=$?
-      read -r -a t < /proc/$$/stat
-      echo "$rc $(( $(date +%s) - s )) $(( (t[15] + t[16]) * 100 / $3 ))" > "$2.done"' \
-      _ "$san_dir" "$san_log" "$tick" < /dev/null > /dev/null 2>&1 & )
-  for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$san_dir/beside.pgid" ] && break; sleep 0.2; done
-  san_pgid="$(cat "$san_dir/beside.pgid" 2>/dev/null || true)"
 fi
 
 if has unit; then
@@ -131,21 +102,7 @@ if has gpu; then
   bash tests/e2e/run_gpu_targets.sh
 fi
 
-if has sanitize && [ "$beside" = 1 ]; then
-  step "sanitizers: the end of asan, tsan and leak (started after the build), then fuzz"
-  while [ ! -e "$san_log.done" ]; do sleep 2; done
-  san_pgid=""
-  read -r san_rc san_wall san_cpu < "$san_log.done"
-  sed -n '/^==== sanitize: summary ====/,$p' "$san_log"
-  times+=("$(usage "$san_wall" "$san_cpu")  sanitizers asan, tsan, leak (beside stages 3-7)")
-  echo "asan, tsan and leak took $san_wall s beside the other stages (log: $san_log)"
-  if [ "$san_rc" != 0 ]; then
-    grep -E "FAIL|ERROR|runtime error" "$san_log" | head -40
-    echo "FAILED: sanitizers (asan, tsan, leak); the whole log is $san_log"
-    exit 1
-  fi
-  bash scripts/sanitize.sh fuzz
-elif has sanitize; then
+if has sanitize; then
   step "sanitizers and fuzzing (scripts/sanitize.sh, builds in build-sanitize)"
   bash scripts/sanitize.sh
 fi
