@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "elementwise_exprs.h"
 #include "gpu_lowering.h"
 #include "magneto/ir/activation.h"
 #include "magneto/target/target_limits.h"
@@ -85,55 +86,30 @@ std::string copyFunctor(const std::string& name, size_t bytes) {
 
 // The float expression of a unary op applied to `x`, or "" when unknown. An activation of the
 // table (runtime/common/mg_acts.h: every package has it beside runtime/kernels/) is a call of its
-// shared formula, alpha and beta as in the CPU runtime's applyAct.
+// shared formula, alpha and beta as in the CPU runtime's applyAct; the other ops are the rows of
+// elementwise_exprs.h.
 std::string unaryExpr(const std::string& op, const std::string& x, double alpha, double beta) {
   if (const mgrt::acts::ActInfo* e = mgrt::acts::find(op.c_str()); e && e->code != mgrt::acts::kNone)
     return fmt::format("mgrt::acts::fn::{}<float>({}, {}, {})", e->name, x, floatLiteral(alpha),
                        floatLiteral(beta));
-  if (op == "Abs") return fmt::format("fabsf({})", x);
-  if (op == "Neg") return fmt::format("(-{})", x);
-  if (op == "Exp") return fmt::format("expf({})", x);
-  if (op == "Log") return fmt::format("logf({})", x);
-  if (op == "Sqrt") return fmt::format("sqrtf({})", x);
-  if (op == "Reciprocal") return fmt::format("(1.f / {})", x);
-  if (op == "Floor") return fmt::format("floorf({})", x);
-  if (op == "Ceil") return fmt::format("ceilf({})", x);
-  if (op == "Round") return fmt::format("rintf({})", x);
-  if (op == "Erf") return fmt::format("erff({})", x);
-  if (op == "Sign") return fmt::format("({0} > 0.f ? 1.f : ({0} < 0.f ? -1.f : 0.f))", x);
-  static const char* kPlain[] = {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
-                                 "Asinh", "Acosh", "Atanh"};
-  for (const char* f : kPlain)
-    if (op == f) {
-      std::string lower = f;
-      lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
-      return fmt::format("{}f({})", lower, x);
+  for (const UnaryMathExpr& u : kUnaryMathExprs)
+    if (op == u.op) return fmt::format(fmt::runtime(u.f32), x);
+  return "";
+}
+
+// The expression of a binary op over float32 values or (isFloat false) integers, or "".
+std::string binaryExpr(const std::string& op, const std::string& x, const std::string& y, bool isFloat) {
+  for (const BinaryExpr& b : kBinaryExprs)
+    if (op == b.op) {
+      const char* f = isFloat ? b.f32 : b.integer;
+      return f ? fmt::format(fmt::runtime(f), x, y) : "";
     }
   return "";
 }
 
-// The expression of a binary op over values of C type `t`, or "".
-std::string binaryExpr(const std::string& op, const std::string& x, const std::string& y, bool isFloat) {
-  if (op == "Add" || op == "Sum") return "(" + x + " + " + y + ")";
-  if (op == "Sub") return "(" + x + " - " + y + ")";
-  if (op == "Mul") return "(" + x + " * " + y + ")";
-  if (op == "Div") return "(" + x + " / " + y + ")";
-  if (op == "Pow" && isFloat) return "powf(" + x + ", " + y + ")";
-  if (op == "Max") return isFloat ? "fmaxf(" + x + ", " + y + ")" : "(" + x + " > " + y + " ? " + x + " : " + y + ")";
-  if (op == "Min") return isFloat ? "fminf(" + x + ", " + y + ")" : "(" + x + " < " + y + " ? " + x + " : " + y + ")";
-  if (op == "PRelu" && isFloat) return "(" + x + " < 0.f ? " + x + " * " + y + " : " + x + ")";
-  return "";
-}
-
 std::string compareExpr(const std::string& op) {
-  if (op == "Equal") return "a0 == a1";
-  if (op == "Less") return "a0 < a1";
-  if (op == "Greater") return "a0 > a1";
-  if (op == "LessOrEqual") return "a0 <= a1";
-  if (op == "GreaterOrEqual") return "a0 >= a1";
-  if (op == "And") return "a0 && a1";
-  if (op == "Or") return "a0 || a1";
-  if (op == "Xor") return "(a0 != 0) != (a1 != 0)";
+  for (const CompareExpr& c : kCompareExprs)
+    if (op == c.op) return c.expr;
   return "";
 }
 

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 
+#include "elementwise_exprs.h"
 #include "lower_opset.h"
 #include "magneto/ir/activation.h"
 #include "mg_acts.h"
@@ -125,19 +126,12 @@ Expected<std::vector<GpuItem>> lowerIsNanInf(const Node& n, const TileConfig& ti
 }
 
 // ---- unary math on float64: k_elementwise.cpp's formulas with C = double ----------------------
-// The activations are the table's (runtime/common/mg_acts.h), with the node's alpha/beta.
+// The math ops are the float64 column of elementwise_exprs.h; the activations are the table's
+// (runtime/common/mg_acts.h), with the node's alpha/beta.
 std::string f64UnaryExpr(const Node& n) {
-  static const std::pair<const char*, const char*> kExprs[] = {
-      {"Floor", "floor(x)"}, {"Ceil", "ceil(x)"}, {"Round", "rint(x)"}, {"Sqrt", "sqrt(x)"},
-      {"Reciprocal", "1.0 / x"}, {"Exp", "exp(x)"}, {"Log", "log(x)"}, {"Sin", "sin(x)"},
-      {"Cos", "cos(x)"}, {"Tan", "tan(x)"}, {"Asin", "asin(x)"}, {"Acos", "acos(x)"},
-      {"Atan", "atan(x)"}, {"Sinh", "sinh(x)"}, {"Cosh", "cosh(x)"}, {"Asinh", "asinh(x)"},
-      {"Acosh", "acosh(x)"}, {"Atanh", "atanh(x)"}, {"Erf", "erf(x)"}, {"Abs", "fabs(x)"},
-      {"Neg", "-x"}, {"Sign", "x != x ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0))"},
-  };
   const std::string& k = n.kind();
-  for (const auto& [op, e] : kExprs)
-    if (k == op) return e;
+  for (const UnaryMathExpr& u : kUnaryMathExprs)
+    if (k == u.op) return fmt::format(fmt::runtime(u.f64), "x");
   const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str(), mgrt::acts::kO);
   if (!a) return "";
   if (k == "Gelu" && n.attrs().getString("approximate", "none") == "tanh") a = mgrt::acts::find("GeluTanh");
