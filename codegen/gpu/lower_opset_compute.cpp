@@ -1,5 +1,5 @@
 // GPU lowering of the opset 18-21 operators that have block programs of their own
-// (runtime/gpu/kernels/mg_opset.cuh; lower_opset.cpp dispatches here):
+// (runtime/gpu/kernels/mg_opset.cuh; lowering_table.cpp points here):
 //   Resize            a map functor over the output that sums tap tables. The tables are computed
 //                     here, at compile time, by the CPU runtime's planner mgrt::resizePlan (the
 //                     same code the CPU kernel runs), and emitted as constant device arrays: both
