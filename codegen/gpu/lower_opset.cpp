@@ -41,8 +41,6 @@ const char* storageType(DType t) {
   }
 }
 
-std::string nextName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
-
 std::string doubleList(const std::vector<double>& v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.17g}", v[i]);
@@ -51,15 +49,13 @@ std::string doubleList(const std::vector<double>& v) {
 
 namespace {
 
-int itemsOf(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
-
 // A map item over the output's index space whose functor loads operands `ins` (broadcast to the
 // output) into locals a0, a1, ... of their storage types and then runs `body`.
 Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<const Value*>& ins,
                                            const std::string& body, const TileConfig& tile,
                                            LowerContext& cx) {
   const Value* y = n.output(0);
-  std::string name = nextName(cx), f = functorHead(name);
+  std::string name = functorName(cx), f = functorHead(name);
   std::vector<MapOperand> ops;
   for (size_t k = 0; k < ins.size(); ++k) {
     const char* t = storageType(ins[k]->dtype());
@@ -71,7 +67,7 @@ Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<cons
   }
   f += body + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
-                                      contiguousStrides(y->dims()), itemsOf(tile))};
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
 
 std::string store(const Value* y, const std::string& expr) {
@@ -188,14 +184,14 @@ Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig&
   if (od.empty()) od = {1}, os = {0};
   if (rd.empty()) rd = {1}, rs = {0};
   const char* c = ctypeOf(t);  // bool reduces as uint8_t, stored as r != 0
-  std::string name = nextName(cx);
+  std::string name = functorName(cx);
   std::string f = functorHead(name) +
                   fmt::format("    const int64_t dims[] = {}, strides[] = {};\n"
                               "    const {} r = mgk::reduceTyped<{}, {}>(static_cast<const {}*>(in[0]) + idx[0], {}, dims, strides, {});\n",
                               intList(rd), intList(rs), c, c, reduceOpName(n.kind()), c, rd.size(), redN) +
                   fmt::format("    static_cast<{}*>(out)[o] = {};\n", c, isBool ? "r != 0" : "r") + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, Dims(od.begin(), od.end()), {{cx.ptr(x), 0, os}}, cx.ptr(y), 0,
-                                      contiguousStrides(Dims(od.begin(), od.end())), itemsOf(tile))};
+                                      contiguousStrides(Dims(od.begin(), od.end())), itemsPerThread(tile))};
 }
 
 // ---- CenterCropPad: k_tensor.cpp kCenterCropPad -----------------------------------------------
@@ -215,10 +211,10 @@ Expected<std::vector<GpuItem>> lowerCenterCropPad(const Node& n, const TileConfi
                         ys[d], shift, ys[d], x->dims()[d], xs[d]);
   }
   body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : {0}{{}};\n", t);
-  std::string name = nextName(cx);
+  std::string name = functorName(cx);
   return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
                                       {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}}, cx.ptr(y), 0, ys,
-                                      itemsOf(tile))};
+                                      itemsPerThread(tile))};
 }
 
 }  // namespace opset

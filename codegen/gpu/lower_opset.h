@@ -23,9 +23,6 @@ namespace opset {
 // nullptr when the GPU targets cannot hold it (strings).
 const char* storageType(DType t);
 
-// "F<step>_<k>": a functor (or table) name unique in the package.
-std::string nextName(LowerContext& cx);
-
 // "{1, 2, 3}" with doubles printed so that they read back exactly.
 std::string doubleList(const std::vector<double>& v);
 
