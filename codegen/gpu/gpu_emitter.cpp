@@ -74,14 +74,12 @@ Expected<std::vector<GpuItem>> lowerNode(const Node& n, const TileConfig& tile, 
   for (const Value* v : n.outputs())
     if (v && v->rank() > 8)
       return unsupported("{}: rank {} results (the GPU kernels handle rank up to 8)", n.describe(), v->rank());
-  Expected<std::vector<GpuItem>> out = std::vector<GpuItem>{};
-  if (lowerOpsetFamily(n, tile, cx, out)) return out;
-  if (lowerComputeFamily(n, tile, cx, out)) return out;
-  if (lowerRecurrentFamily(n, tile, cx, out)) return out;
-  if (lowerMapFamily(n, tile, cx, out)) return out;
-  return unsupported("{}: the cuda/hip targets have no kernel for op '{}' yet (docs/GPU_TARGET.md "
-                     "lists the supported ops; --target cpu supports it)",
-                     n.describe(), n.kind());
+  LowerFn lower = findLowering(n.kind());
+  if (!lower)
+    return unsupported("{}: the cuda/hip targets have no kernel for op '{}' yet (docs/GPU_TARGET.md "
+                       "lists the supported ops; --target cpu supports it)",
+                       n.describe(), n.kind());
+  return lower(n, tile, cx);
 }
 
 Status gpuSupports(const Node& n) {

@@ -2,6 +2,9 @@
 // generated NAME.cu (see runtime/gpu/kernels/mg_kparams.h for the block-program contract and
 // include/magneto/codegen/gpu_emitter.h for how items become kernels and launches).
 //
+// Each op has one lowering function, named by its entry in lowering_table.cpp; lowerNode looks
+// the node's op up there. The functions live in one file per kind of program (declared below).
+//
 // An item is one block program with its parameters: "run mgk::convBlock<64, 32, 128> over the
 // blocks of this ConvParams". Most nodes are one item; a Concat or a Split is one item per piece
 // (a copy into or out of a strided view), and their items share one launch like a joint group's.
@@ -60,6 +63,11 @@ struct LowerContext {
 // kUnsupported and name the node and what is missing.
 Expected<std::vector<GpuItem>> lowerNode(const Node& n, const TileConfig& tile, LowerContext& cx);
 
+// A lowering function: lowerNode's contract for the ops whose table entry names it.
+using LowerFn = Expected<std::vector<GpuItem>> (*)(const Node& n, const TileConfig& tile, LowerContext& cx);
+// The lowering of `op` (lowering_table.cpp), or nullptr when the cuda/hip targets have none.
+LowerFn findLowering(const std::string& op);
+
 // Whether lowerNode can handle the node (op, dtypes, attributes), with the reason when not.
 Status gpuSupports(const Node& n);
 
@@ -77,7 +85,9 @@ GpuItem programItem(const std::string& family, const std::string& args,
 GpuItem gemmItem(const TileConfig& tile, bool fp16 = false);
 // Map items (lower_map.cpp): one operand of mgk::mapBlock, a strided view of a value, and the
 // item out[o] = functor(operands) over `dims`; functorHead(name) opens a generated functor's
-// struct and operator() (locals: in, idx, out, o), kFunctorTail closes it.
+// struct and operator() (locals: in, idx, out, o), kFunctorTail closes it; functorName gives the
+// next functor name of the step ("F<step>_<k>", unique in the package); itemsPerThread is the
+// tile's elements per thread, or the default 4.
 struct MapOperand {
   std::string ptr;               // "S(3)"
   int64_t offset = 0;
@@ -88,26 +98,70 @@ GpuItem mapItem(const std::string& functorName, const std::string& functor, cons
                 const std::vector<int64_t>& outStrides, int items);
 std::string functorHead(const std::string& name);
 extern const char* const kFunctorTail;
+std::string functorName(LowerContext& cx);
+int itemsPerThread(const TileConfig& tile);
 // Strides of `in` broadcast to `out` (numpy rules: right-aligned, extent-1 dims repeat).
 std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out);
 
-// Lowering per family (lower_map.cpp, lower_compute.cpp); each returns false when it does not
-// handle the node's kind, so that lowerNode can try the next.
-bool lowerMapFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                    Expected<std::vector<GpuItem>>& out);
-bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                        Expected<std::vector<GpuItem>>& out);
-bool lowerRecurrentFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                          Expected<std::vector<GpuItem>>& out);  // lower_recurrent.cpp
-// lower_opset.cpp: the operators of opsets 18-21 and the element types that the other families
-// refuse (it claims a node only then, so lowerNode asks it first).
-bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                      Expected<std::vector<GpuItem>>& out);
+// The lowering functions that lowering_table.cpp names, by file. Each refuses (kUnsupported) the
+// element types and attributes that its programs do not cover.
+//
+// lower_compute.cpp: Conv (the 2-D/1-D float32 programs; hands the rest to lowerConvNd), Gemm and
+// MatMul, MaxPool/AveragePool (hands the rest to lowerPoolNd), float32 Reduce* and the global
+// pools, Softmax/LogSoftmax/LayerNormalization.
+Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_conv_nd.cpp: the direct programs of mg_conv_nd.cuh: Conv with 3+ spatial dims or on
 // float64, ConvTranspose, MaxPool/AveragePool with 3+ spatial dims or on float64 (and AveragePool's
-// count_include_pad with ceil_mode); lower_compute.cpp hands those nodes over.
+// count_include_pad with ceil_mode).
 Expected<std::vector<GpuItem>> lowerConvNd(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerPoolNd(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_recurrent.cpp: LSTM, GRU, RNN.
+Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_map.cpp: the elementwise ops on float32 (and int32/int64 where their expressions have an
+// integer form), MgElementwise; BatchNormalization in inference mode.
+Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerBatchNorm(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_data_movement.cpp: lowerCopy is Reshape, Flatten, Squeeze, Unsqueeze and Identity (a flat
+// copy); lowerArgMaxMin is ArgMax and ArgMin; the others are the op they are named after
+// (lowerChannelSlice: MgChannelSlice).
+Expected<std::vector<GpuItem>> lowerCopy(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerDropout(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerChannelSlice(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerTranspose(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerExpand(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerTile(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerPad(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx);
+
+// The operators of opsets 18-21 and the element types that the float32 lowerings refuse
+// (lower_opset.h says which file holds which).
+namespace opset {
+// Cast, CastLike.
+Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, LowerContext& cx);
+// BitwiseAnd/Or/Xor/Not, BitShift.
+Expected<std::vector<GpuItem>> lowerBitwise(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerIsNanInf(const Node& n, const TileConfig& tile, LowerContext& cx);
+// Unary math and the activations on a float64 operand.
+Expected<std::vector<GpuItem>> lowerUnaryF64(const Node& n, const TileConfig& tile, LowerContext& cx);
+// Reduce* on bool, integer and float64 tensors.
+Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerCenterCropPad(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile, LowerContext& cx);
+// ScatterND, ScatterElements, Scatter.
+Expected<std::vector<GpuItem>> lowerScatter(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerGroupNorm(const Node& n, const TileConfig& tile, LowerContext& cx);
+// Col2Im, LpPool, DeformConv.
+Expected<std::vector<GpuItem>> lowerWindow(const Node& n, const TileConfig& tile, LowerContext& cx);
+}  // namespace opset
 
 }  // namespace gpu
 }  // namespace magneto

@@ -1,8 +1,9 @@
-// GPU lowering of the compute families (see gpu_lowering.h): Conv (implicit GEMM, or the direct
-// depthwise program), Gemm and MatMul (tiled GEMM with strides for transposes and batch
-// broadcasting), Max/AveragePool, global pools and Reduce* (the reduce program), and Softmax,
-// LogSoftmax and LayerNormalization over trailing axes (the row program). Epilogues that
-// fuse-epilogue attached (mg_act, bias, residual operand 3) go into the params.
+// GPU lowering of the ops with compute programs (see gpu_lowering.h; their entries in
+// lowering_table.cpp): Conv (implicit GEMM, or the direct depthwise program), Gemm and MatMul
+// (tiled GEMM with strides for transposes and batch broadcasting), Max/AveragePool, global pools
+// and float32 Reduce* (the reduce program), and Softmax, LogSoftmax and LayerNormalization over
+// trailing axes (the row program). Epilogues that fuse-epilogue attached (mg_act, bias, residual
+// operand 3) go into the params.
 //
 // Tiles. The cost model tiles a Conv as the GEMM M = N*OH*OW (pixels) x N = output channels, while
 // mgk::convBlock<BM, BN> tiles BM output channels x BN pixels, so the cost model's tileM x tileN is
@@ -64,6 +65,48 @@ void spatialPad(const Node& n, int axis, int spatialRank, int64_t in, int64_t ou
   }
 }
 
+// GemmParams for Y = A x B (+ C) with element strides; batch strides 0 broadcast.
+struct GemmView {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+  int64_t aB = 0, aM = 0, aK = 0, bB = 0, bK = 0, bN = 0;
+};
+
+// Batch stride of an operand of MatMul: 0 when it has no batch dims (or all are 1), its matrix
+// size when its batch dims equal the output's; otherwise the batch broadcast is not expressible
+// with one stride.
+bool batchStride(const Value* v, const Value* y, int64_t matrix, int64_t& stride) {
+  int vb = std::max(0, v->rank() - 2), yb = std::max(0, y->rank() - 2);
+  int64_t prod = 1;
+  for (int i = 0; i < vb; ++i) prod *= v->dims()[i];
+  if (prod == 1) return stride = 0, true;
+  if (vb != yb) {
+    // Leading 1s then the same dims as the output.
+    if (vb > yb) return false;
+    for (int i = 0; i < vb; ++i)
+      if (v->dims()[i] != y->dims()[yb - vb + i]) return false;
+    int64_t ylead = 1;
+    for (int i = 0; i < yb - vb; ++i) ylead *= y->dims()[i];
+    if (ylead != 1) return false;
+    return stride = matrix, true;
+  }
+  for (int i = 0; i < vb; ++i)
+    if (v->dims()[i] != y->dims()[i]) return false;
+  return stride = matrix, true;
+}
+
+int reduceCode(const std::string& k) {
+  static const char* kOps[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                               "ReduceSumSquare"};
+  for (int i = 0; i < 10; ++i)
+    if (k == kOps[i]) return i;
+  if (k == "GlobalAveragePool") return 1;
+  if (k == "GlobalMaxPool") return 2;
+  return -1;
+}
+
+}  // namespace
+
 Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *w = n.input(1), *b = n.input(2), *res = n.input(3), *y = n.output(0);
   // 3-D and up, and float64: the direct N-D program (lower_conv_nd.cpp).
@@ -107,35 +150,6 @@ Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, 
       res ? cx.typedPtr("float", res, true) : "nullptr", cx.typedPtr("float", y, false), K);
   MG_RETURN_IF_ERROR(epilogue(n, it.init));
   return std::vector<GpuItem>{it};
-}
-
-// GemmParams for Y = A x B (+ C) with element strides; batch strides 0 broadcast.
-struct GemmView {
-  int64_t batch = 1, M = 0, N = 0, K = 0;
-  int64_t aB = 0, aM = 0, aK = 0, bB = 0, bK = 0, bN = 0;
-};
-
-// Batch stride of an operand of MatMul: 0 when it has no batch dims (or all are 1), its matrix
-// size when its batch dims equal the output's; otherwise the batch broadcast is not expressible
-// with one stride.
-bool batchStride(const Value* v, const Value* y, int64_t matrix, int64_t& stride) {
-  int vb = std::max(0, v->rank() - 2), yb = std::max(0, y->rank() - 2);
-  int64_t prod = 1;
-  for (int i = 0; i < vb; ++i) prod *= v->dims()[i];
-  if (prod == 1) return stride = 0, true;
-  if (vb != yb) {
-    // Leading 1s then the same dims as the output.
-    if (vb > yb) return false;
-    for (int i = 0; i < vb; ++i)
-      if (v->dims()[i] != y->dims()[yb - vb + i]) return false;
-    int64_t ylead = 1;
-    for (int i = 0; i < yb - vb; ++i) ylead *= y->dims()[i];
-    if (ylead != 1) return false;
-    return stride = matrix, true;
-  }
-  for (int i = 0; i < vb; ++i)
-    if (v->dims()[i] != y->dims()[i]) return false;
-  return stride = matrix, true;
 }
 
 Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, LowerContext& cx) {
@@ -225,17 +239,6 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
   return std::vector<GpuItem>{it};
 }
 
-int reduceCode(const std::string& k) {
-  static const char* kOps[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                               "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                               "ReduceSumSquare"};
-  for (int i = 0; i < 10; ++i)
-    if (k == kOps[i]) return i;
-  if (k == "GlobalAveragePool") return 1;
-  if (k == "GlobalMaxPool") return 2;
-  return -1;
-}
-
 Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
   if (x->dtype() != DType::kF32) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(x->dtype()));
@@ -315,8 +318,6 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
   return std::vector<GpuItem>{it};
 }
 
-}  // namespace
-
 GpuItem programItem(const std::string& family, const std::string& args, const std::string& paramsType,
                     int threads, bool syncs, const std::string& tile) {
   GpuItem it;
@@ -335,19 +336,6 @@ GpuItem gemmItem(const TileConfig& tile, bool fp16) {
   fp16 = fp16 && gemmFitsF16(t);
   return programItem(fp16 ? "gemmF16" : "gemm", fmt::format("{}, {}, {}", t.m, t.n, t.threads), "mgk::GemmParams",
               t.threads, true, fmt::format("{}x{} t{}{}", t.m, t.n, t.threads, fp16 ? " fp16" : ""));
-}
-
-bool lowerComputeFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                        Expected<std::vector<GpuItem>>& out) {
-  const std::string& k = n.kind();
-  if (k == "Conv") out = lowerConv(n, tile, cx);
-  else if (k == "ConvTranspose") out = lowerConvNd(n, tile, cx);
-  else if (k == "Gemm" || k == "MatMul") out = lowerGemm(n, tile, cx);
-  else if (k == "MaxPool" || k == "AveragePool") out = lowerPool(n, tile, cx);
-  else if (reduceCode(k) >= 0) out = lowerReduce(n, tile, cx);
-  else if (k == "Softmax" || k == "LogSoftmax" || k == "LayerNormalization") out = lowerRows(n, tile, cx);
-  else return false;
-  return true;
 }
 
 }  // namespace gpu

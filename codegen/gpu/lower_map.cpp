@@ -1,14 +1,16 @@
-// GPU lowering of the map family (see gpu_lowering.h): elementwise ops with broadcasting, fused
-// elementwise chains (MgElementwise), inference BatchNormalization, casts, comparisons, Where,
-// Gather, and every op that only moves bytes (Reshape-like copies, Transpose, Slice, Expand, Tile,
-// Concat, Split, MgChannelSlice). Each becomes mgk::mapBlock over the output's index space with a
-// functor generated here; data movement is a copy functor over strided views, so a Concat is one
-// item per input writing into its slice of the output (all in one launch).
+// GPU lowering of the elementwise ops (see gpu_lowering.h; their entries in lowering_table.cpp):
+// unary math, activations, binary arithmetic with numpy broadcasting, the variadic Sum, Max, Min
+// and Mean, comparisons and logic, Where, Clip, inference BatchNormalization and fused
+// elementwise chains (MgElementwise). Each becomes mgk::mapBlock over the output's index space
+// with a functor generated here from the op's expression (elementwise_exprs.h, or the activation
+// table runtime/common/mg_acts.h). This file also holds the helpers of every map item (mapItem,
+// functorHead, functorName, broadcastStrides), which lower_data_movement.cpp and lower_opset.cpp
+// use too.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <numeric>
+#include <cstdlib>
 
+#include "elementwise_exprs.h"
 #include "gpu_lowering.h"
 #include "magneto/ir/activation.h"
 #include "magneto/target/target_limits.h"
@@ -33,9 +35,9 @@ std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out) {
   return s;
 }
 
-namespace {
-int itemsFor(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
-}  // namespace
+int itemsPerThread(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
+
+std::string functorName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
 
 GpuItem mapItem(const std::string& functorName, const std::string& functor, const Dims& dims,
                 const std::vector<Operand>& ins, const std::string& outPtr, int64_t outOffset,
@@ -76,64 +78,32 @@ const char* const kFunctorTail = "  }\n};\n";
 
 namespace {
 
-// Copy functor for elements of `bytes` bytes (dtype-agnostic).
-std::string copyFunctor(const std::string& name, size_t bytes) {
-  const char* t = bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : bytes == 4 ? "uint32_t" : "uint64_t";
-  return functorHead(name) + fmt::format("    static_cast<{0}*>(out)[o] = static_cast<const {0}*>(in[0])[idx[0]];\n", t) +
-         kFunctorTail;
-}
-
 // The float expression of a unary op applied to `x`, or "" when unknown. An activation of the
 // table (runtime/common/mg_acts.h: every package has it beside runtime/kernels/) is a call of its
-// shared formula, alpha and beta as in the CPU runtime's applyAct.
+// shared formula, alpha and beta as in the CPU runtime's applyAct; the other ops are the rows of
+// elementwise_exprs.h.
 std::string unaryExpr(const std::string& op, const std::string& x, double alpha, double beta) {
   if (const mgrt::acts::ActInfo* e = mgrt::acts::find(op.c_str()); e && e->code != mgrt::acts::kNone)
     return fmt::format("mgrt::acts::fn::{}<float>({}, {}, {})", e->name, x, floatLiteral(alpha),
                        floatLiteral(beta));
-  if (op == "Abs") return fmt::format("fabsf({})", x);
-  if (op == "Neg") return fmt::format("(-{})", x);
-  if (op == "Exp") return fmt::format("expf({})", x);
-  if (op == "Log") return fmt::format("logf({})", x);
-  if (op == "Sqrt") return fmt::format("sqrtf({})", x);
-  if (op == "Reciprocal") return fmt::format("(1.f / {})", x);
-  if (op == "Floor") return fmt::format("floorf({})", x);
-  if (op == "Ceil") return fmt::format("ceilf({})", x);
-  if (op == "Round") return fmt::format("rintf({})", x);
-  if (op == "Erf") return fmt::format("erff({})", x);
-  if (op == "Sign") return fmt::format("({0} > 0.f ? 1.f : ({0} < 0.f ? -1.f : 0.f))", x);
-  static const char* kPlain[] = {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
-                                 "Asinh", "Acosh", "Atanh"};
-  for (const char* f : kPlain)
-    if (op == f) {
-      std::string lower = f;
-      lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
-      return fmt::format("{}f({})", lower, x);
+  for (const UnaryMathExpr& u : kUnaryMathExprs)
+    if (op == u.op) return fmt::format(fmt::runtime(u.f32), x);
+  return "";
+}
+
+// The expression of a binary op over float32 values or (isFloat false) integers, or "".
+std::string binaryExpr(const std::string& op, const std::string& x, const std::string& y, bool isFloat) {
+  for (const BinaryExpr& b : kBinaryExprs)
+    if (op == b.op) {
+      const char* f = isFloat ? b.f32 : b.integer;
+      return f ? fmt::format(fmt::runtime(f), x, y) : "";
     }
   return "";
 }
 
-// The expression of a binary op over values of C type `t`, or "".
-std::string binaryExpr(const std::string& op, const std::string& x, const std::string& y, bool isFloat) {
-  if (op == "Add" || op == "Sum") return "(" + x + " + " + y + ")";
-  if (op == "Sub") return "(" + x + " - " + y + ")";
-  if (op == "Mul") return "(" + x + " * " + y + ")";
-  if (op == "Div") return "(" + x + " / " + y + ")";
-  if (op == "Pow" && isFloat) return "powf(" + x + ", " + y + ")";
-  if (op == "Max") return isFloat ? "fmaxf(" + x + ", " + y + ")" : "(" + x + " > " + y + " ? " + x + " : " + y + ")";
-  if (op == "Min") return isFloat ? "fminf(" + x + ", " + y + ")" : "(" + x + " < " + y + " ? " + x + " : " + y + ")";
-  if (op == "PRelu" && isFloat) return "(" + x + " < 0.f ? " + x + " * " + y + " : " + x + ")";
-  return "";
-}
-
 std::string compareExpr(const std::string& op) {
-  if (op == "Equal") return "a0 == a1";
-  if (op == "Less") return "a0 < a1";
-  if (op == "Greater") return "a0 > a1";
-  if (op == "LessOrEqual") return "a0 <= a1";
-  if (op == "GreaterOrEqual") return "a0 >= a1";
-  if (op == "And") return "a0 && a1";
-  if (op == "Or") return "a0 || a1";
-  if (op == "Xor") return "(a0 != 0) != (a1 != 0)";
+  for (const CompareExpr& c : kCompareExprs)
+    if (op == c.op) return c.expr;
   return "";
 }
 
@@ -165,8 +135,6 @@ std::string elementwiseExpression(const Node& n) {
   if (k == "Where") return "a0 ? a1 : a2";
   if (k == "Not") return "!a0";
   if (!compareExpr(k).empty()) return compareExpr(k);
-  if ((k == "Cast" || k == "Identity") && n.output(0)->dtype() == DType::kBool) return "a0 != 0";
-  if (k == "Cast" || k == "Identity") return "a0";
   if (k == "Clip" && isFloat) {
     std::string lo = n.input(1) ? "a1" : "-3.402823466e38f", hi = n.input(2) ? "a2" : "3.402823466e38f";
     return fmt::format("(a0 < {1} ? {1} : (a0 > {2} ? {2} : a0))", "", lo, hi);
@@ -227,13 +195,6 @@ Expected<std::string> fusedFunctor(const std::string& name, const Node& n) {
   return functorHead(name) + body + kFunctorTail;
 }
 
-bool isCopyKind(const std::string& k) {
-  return k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" ||
-         k == "Identity" || k == "Dropout";
-}
-
-std::string functorName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
-
 // Sum, Max, Min or Mean of more operands than a map item takes (kMaxMapInputs): one item per
 // phase, i.e. launches in order. Phase 0 folds the first kMaxMapInputs operands into y; each
 // later phase folds y with the next kMaxMapInputs - 1 (a thread reads y[o] and writes y[o]: no
@@ -267,12 +228,14 @@ Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector
     std::string name = functorName(cx);
     body += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>({1});\n", ct, acc);
     GpuItem it = mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(), ins, cx.ptr(y), 0,
-                         contiguousStrides(y->dims()), itemsFor(tile));
+                         contiguousStrides(y->dims()), itemsPerThread(tile));
     it.phase = phase;
     items.push_back(std::move(it));
   }
   return items;
 }
+
+}  // namespace
 
 Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* y = n.output(0);
@@ -315,258 +278,15 @@ Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig&
   }
   if (ins.size() > static_cast<size_t>(kMapInputs)) return variadicInPhases(n, ins, tile, cx);
   return std::vector<GpuItem>{mapItem(name, functor, y->dims(), ins, cx.ptr(y), 0,
-                                      contiguousStrides(y->dims()), itemsFor(tile))};
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
 
-// A copy of `dims` elements from a strided view of `in` into a strided view of `out`.
-GpuItem copyItem(LowerContext& cx, const Value* in, int64_t inOffset, std::vector<int64_t> inStrides,
-                 const Value* out, int64_t outOffset, std::vector<int64_t> outStrides, const Dims& dims,
-                 int items) {
-  std::string name = functorName(cx);
-  return mapItem(name, copyFunctor(name, dtypeSize(in->dtype())), dims, {{cx.ptr(in), inOffset, std::move(inStrides)}},
-                 cx.ptr(out), outOffset, std::move(outStrides), items);
-}
-
-int64_t normAxis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
-
-Expected<std::vector<GpuItem>> lowerDataMovement(const Node& n, const TileConfig& tile, LowerContext& cx) {
-  const std::string& k = n.kind();
-  const Value* x = n.input(0);
-  const Value* y = n.output(0);
-  int items = itemsFor(tile);
-  std::vector<int64_t> xs = contiguousStrides(x->dims());
-  if (isCopyKind(k) || k == "MgChannelSlice") {
-    if (k == "Dropout" && n.numOutputs() > 1 && n.output(1) && (n.output(1)->hasUses() || n.output(1)->isGraphOutput()))
-      return unsupported("{}: Dropout's mask output is not supported by the cuda/hip targets", n.describe());
-    if (k == "MgChannelSlice") {
-      int64_t begin = n.attrs().getInt("begin", 0);
-      return std::vector<GpuItem>{copyItem(cx, x, begin * (x->rank() > 1 ? xs[1] : 1), xs, y, 0,
-                                           contiguousStrides(y->dims()), y->dims(), items)};
-    }
-    Dims flat{y->type().numel()};
-    return std::vector<GpuItem>{copyItem(cx, x, 0, {1}, y, 0, {1}, flat, items)};
-  }
-  if (k == "Transpose") {
-    std::vector<int64_t> perm = n.attrs().getInts("perm");
-    if (perm.empty())
-      for (int d = x->rank() - 1; d >= 0; --d) perm.push_back(d);
-    std::vector<int64_t> s;
-    for (int64_t p : perm) s.push_back(xs[p]);
-    return std::vector<GpuItem>{copyItem(cx, x, 0, s, y, 0, contiguousStrides(y->dims()), y->dims(), items)};
-  }
-  if (k == "Expand") {
-    return std::vector<GpuItem>{copyItem(cx, x, 0, broadcastStrides(x->dims(), y->dims()), y, 0,
-                                         contiguousStrides(y->dims()), y->dims(), items)};
-  }
-  if (k == "Tile") {
-    Dims dims;
-    std::vector<int64_t> in, out;
-    std::vector<int64_t> ys = contiguousStrides(y->dims());
-    for (int d = 0; d < x->rank(); ++d) {
-      int64_t reps = y->dims()[d] / std::max<int64_t>(1, x->dims()[d]);
-      dims.push_back(reps), in.push_back(0), out.push_back(x->dims()[d] * ys[d]);
-      dims.push_back(x->dims()[d]), in.push_back(xs[d]), out.push_back(ys[d]);
-    }
-    if (dims.size() > 8) return unsupported("{}: Tile of rank {} (the GPU map handles rank 4)", n.describe(), x->rank());
-    return std::vector<GpuItem>{copyItem(cx, x, 0, in, y, 0, out, dims, items)};
-  }
-  if (k == "Slice") {
-    auto constInts = [&](size_t i) -> std::vector<int64_t> {
-      const Value* v = n.input(i);
-      return v && v->isConstant() ? v->constant().toInts() : std::vector<int64_t>{};
-    };
-    for (size_t i = 1; i < n.numInputs(); ++i)
-      if (n.input(i) && !n.input(i)->isConstant())
-        return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}) is not supported by the cuda/hip targets", n.describe(), i);
-    std::vector<int64_t> starts = constInts(1), ends = constInts(2), axes = constInts(3), steps = constInts(4);
-    if (axes.empty())
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    std::vector<int64_t> s = xs;
-    int64_t offset = 0;
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = normAxis(axes[i], x->rank());
-      int64_t dim = x->dims()[a], step = steps.empty() ? 1 : steps[i];
-      int64_t st = starts[i];
-      if (st < 0) st += dim;
-      st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
-      if (y->dims()[a] > 0) offset += st * xs[a];
-      s[a] = xs[a] * step;
-    }
-    return std::vector<GpuItem>{copyItem(cx, x, offset, s, y, 0, contiguousStrides(y->dims()), y->dims(), items)};
-  }
-  if (k == "Pad") {
-    // The functor recomputes the output coordinates from its flat index (the output is
-    // contiguous), maps them into the input by the mode, and reads or writes the constant.
-    for (size_t i = 1; i < n.numInputs(); ++i)
-      if (i != 2 && n.input(i) && !n.input(i)->isConstant())
-        return unsupported("{}: Pad with computed pads or axes on the cuda/hip targets", n.describe());
-    std::string mode = n.attrs().getString("mode", "constant");
-    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
-      return unsupported("{}: Pad mode '{}'", n.describe(), mode);
-    const char* et = ctypeOf(x->dtype());
-    if (!et) return unsupported("{}: Pad of {}", n.describe(), dtypeName(x->dtype()));
-    int r = x->rank();
-    std::vector<int64_t> pads = n.input(1)->constant().toInts(), axes;
-    if (n.input(3)) axes = n.input(3)->constant().toInts();
-    else for (int d = 0; d < r; ++d) axes.push_back(d);
-    std::vector<int64_t> before(r, 0);
-    for (size_t i = 0; i < axes.size(); ++i) before[normAxis(axes[i], r)] = pads[i];
-    const Value* cv = n.input(2);
-    std::string name = functorName(cx);
-    std::string body = "    int64_t rest = o, at = 0;\n    bool inside = true;\n";
-    std::vector<int64_t> ys = contiguousStrides(y->dims());
-    for (int d = 0; d < r; ++d) {
-      int64_t dim = x->dims()[d];
-      body += fmt::format("    {{ int64_t c = rest / {} - {}; rest %= {};\n", ys[d], before[d], ys[d]);
-      if (mode == "constant") body += fmt::format("      if (c < 0 || c >= {}) inside = false;\n", dim);
-      else if (mode == "edge") body += fmt::format("      c = c < 0 ? 0 : (c >= {0} ? {0} - 1 : c);\n", dim);
-      else if (mode == "wrap") body += fmt::format("      c = ((c % {0}) + {0}) % {0};\n", dim);
-      else  // reflect: mirror without repeating the edge, period 2*(dim-1)
-        body += dim <= 1 ? std::string("      c = 0;\n")
-                         : fmt::format("      {{ int64_t p = 2 * ({0} - 1); c = ((c % p) + p) % p; if (c >= {0}) c = p - c; }}\n", dim);
-      body += fmt::format("      at += c * {}; }}\n", xs[d]);
-    }
-    bool hasValue = cv && cv->type().numel() > 0;
-    std::string value = hasValue ? fmt::format("static_cast<const {}*>(in[1])[0]", et) : "0";
-    body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : static_cast<{0}>({1});\n",
-                        et, value);
-    std::string functor = functorHead(name) + body + kFunctorTail;
-    std::vector<Operand> ins = {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}};
-    if (hasValue) {
-      if (cv->dtype() != x->dtype()) return unsupported("{}: Pad value of another type", n.describe());
-      ins.push_back({cx.ptr(cv), 0, std::vector<int64_t>(y->rank(), 0)});
-    }
-    return std::vector<GpuItem>{mapItem(name, functor, y->dims(), ins, cx.ptr(y), 0,
-                                        contiguousStrides(y->dims()), items)};
-  }
-  if (k == "ArgMax" || k == "ArgMin") {
-    // One output element per map index; the functor walks the reduced axis (short rows).
-    if (x->dtype() != DType::kF32) return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
-    int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
-    bool last = n.attrs().getInt("select_last_index", 0) != 0;
-    std::vector<int64_t> s;  // input strides over the output's dims
-    bool keep = y->rank() == x->rank();
-    for (int d = 0; d < x->rank(); ++d) {
-      if (d == axis) {
-        if (keep) s.push_back(0);
-        continue;
-      }
-      s.push_back(xs[d]);
-    }
-    std::string name = functorName(cx);
-    const char* cmp = k == "ArgMax" ? (last ? ">=" : ">") : (last ? "<=" : "<");
-    std::string body = fmt::format(
-        "    const float* p = static_cast<const float*>(in[0]) + idx[0];\n"
-        "    float best = p[0];\n    int64_t at = 0;\n"
-        "    for (int64_t j = 1; j < {0}; ++j) {{\n"
-        "      const float v = p[j * {1}];\n"
-        "      if (v {2} best || (v != v && best == best)) {{ best = v; at = j; }}\n"
-        "    }}\n"
-        "    static_cast<int64_t*>(out)[o] = at;\n",
-        x->dims()[axis], xs[axis], cmp);
-    return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
-                                        {{cx.ptr(x), 0, s}}, cx.ptr(y), 0, contiguousStrides(y->dims()), items)};
-  }
-  if (k == "OneHot") {
-    // out[..., j, ...] = indices[...] == j (negative indices count from depth) ? on : off.
-    const Value *ind = x, *vals = n.input(2);
-    const char* it = ctypeOf(ind->dtype());
-    const char* vt = ctypeOf(vals->dtype());
-    if (!it || !vt) return unsupported("{}: OneHot of these types", n.describe());
-    int64_t axis = normAxis(n.attrs().getInt("axis", -1), y->rank());
-    int64_t depth = y->dims()[axis];
-    std::vector<int64_t> ys = contiguousStrides(y->dims()), is = contiguousStrides(ind->dims()), s;
-    for (int d = 0, k2 = 0; d < y->rank(); ++d) s.push_back(d == axis ? 0 : is[k2++]);
-    std::string name = functorName(cx);
-    std::string body = fmt::format(
-        "    int64_t v = static_cast<int64_t>(static_cast<const {0}*>(in[0])[idx[0]]);\n"
-        "    if (v < 0) v += {1};\n"
-        "    const int64_t j = (o / {2}) % {1};\n"
-        "    static_cast<{3}*>(out)[o] = static_cast<const {3}*>(in[1])[v == j ? 1 : 0];\n",
-        it, depth, ys[axis], vt);
-    return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
-                                        {{cx.ptr(ind), 0, s}, {cx.ptr(vals), 0, std::vector<int64_t>(y->rank(), 0)}},
-                                        cx.ptr(y), 0, ys, items)};
-  }
-  if (k == "Concat") {
-    int64_t axis = normAxis(n.attrs().getInt("axis", 0), y->rank());
-    std::vector<int64_t> ys = contiguousStrides(y->dims());
-    std::vector<GpuItem> out;
-    int64_t at = 0;
-    for (size_t i = 0; i < n.numInputs(); ++i) {
-      const Value* v = n.input(i);
-      bool inPlace = cx.concats && cx.concats->isInPlace(&n, v);  // its producer wrote it there
-      if (v->type().numel() > 0 && !inPlace)
-        out.push_back(copyItem(cx, v, 0, contiguousStrides(v->dims()), y, at * ys[axis], ys, v->dims(), items));
-      at += v->dims()[axis];
-    }
-    return out;
-  }
-  if (k == "Split") {
-    int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
-    std::vector<GpuItem> out;
-    int64_t at = 0;
-    for (size_t i = 0; i < n.numOutputs(); ++i) {
-      const Value* v = n.output(i);
-      if (v->type().numel() > 0)
-        out.push_back(copyItem(cx, x, at * xs[axis], xs, v, 0, contiguousStrides(v->dims()), v->dims(), items));
-      at += v->dims()[axis];
-    }
-    return out;
-  }
-  if (k == "Gather") {
-    const Value* ind = n.input(1);
-    if (ind->dtype() != DType::kI64 && ind->dtype() != DType::kI32)
-      return unsupported("{}: Gather indices of type {}", n.describe(), dtypeName(ind->dtype()));
-    int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
-    std::vector<int64_t> dataS, indS, is = contiguousStrides(ind->dims());
-    for (int64_t d = 0; d < axis; ++d) dataS.push_back(xs[d]), indS.push_back(0);
-    for (int d = 0; d < ind->rank(); ++d) dataS.push_back(0), indS.push_back(is[d]);
-    for (int64_t d = axis + 1; d < x->rank(); ++d) dataS.push_back(xs[d]), indS.push_back(0);
-    std::string name = functorName(cx);
-    const char* et = ctypeOf(x->dtype());
-    if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
-    std::string f = functorHead(name) +
-                    fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"
-                                "    if (j < 0) j += {};\n"
-                                "    if (j < 0 || j >= {}) j = 0;  // out of range: the CPU target reports it\n"
-                                "    static_cast<{}*>(out)[o] = static_cast<const {}*>(in[0])[idx[0] + j * {}];\n",
-                                ctypeOf(ind->dtype()), x->dims()[axis], x->dims()[axis], et, et, xs[axis]) +
-                    kFunctorTail;
-    return std::vector<GpuItem>{mapItem(name, f, y->dims(), {{cx.ptr(x), 0, dataS}, {cx.ptr(ind), 0, indS}},
-                                        cx.ptr(y), 0, contiguousStrides(y->dims()), items)};
-  }
-  return unsupported("{}: internal: not a data-movement op", n.describe());
-}
-
-const char* const kDataMovement[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
-                                     "Dropout", "MgChannelSlice", "Transpose", "Expand", "Tile",
-                                     "Slice", "Concat", "Split", "Gather", "Pad",
-                                     "ArgMax", "ArgMin", "OneHot"};
-
-}  // namespace
-
-bool lowerMapFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                    Expected<std::vector<GpuItem>>& out) {
-  for (const char* k : kDataMovement)
-    if (n.kind() == k) {
-      out = lowerDataMovement(n, tile, cx);
-      return true;
-    }
-  if (n.kind() == "MgElementwise" || n.kind() == "BatchNormalization" || n.kind() == "Where" ||
-      n.kind() == "Cast" || n.kind() == "Not" || !compareExpr(n.kind()).empty() ||
-      !unaryExpr(n.kind(), "x", 0, 0).empty() || !binaryExpr(n.kind(), "x", "y", true).empty() ||
-      n.kind() == "Mean" || n.kind() == "Clip" || n.kind() == "Gelu") {
-    if (n.kind() == "BatchNormalization" && n.numOutputs() > 1)
-      for (size_t i = 1; i < n.numOutputs(); ++i)
-        if (n.output(i) && (n.output(i)->hasUses() || n.output(i)->isGraphOutput())) {
-          out = unsupported("{}: training-mode BatchNormalization outputs", n.describe());
-          return true;
-        }
-    out = lowerElementwise(n, tile, cx);
-    return true;
-  }
-  return false;
+// Inference mode only: the training-mode results (running mean and variance) have no program.
+Expected<std::vector<GpuItem>> lowerBatchNorm(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (n.output(i) && (n.output(i)->hasUses() || n.output(i)->isGraphOutput()))
+      return unsupported("{}: training-mode BatchNormalization outputs", n.describe());
+  return lowerElementwise(n, tile, cx);
 }
 
 }  // namespace gpu

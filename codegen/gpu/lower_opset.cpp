@@ -1,9 +1,10 @@
 // GPU lowering of the operators that opsets 18 to 21 brought (tests/opset's set, issue #8) and of
-// the element types that the float32 families of lower_map.cpp / lower_compute.cpp refuse. This
-// file holds the dispatcher and the ops that are generated map functors; lower_opset_compute.cpp
-// the ones with block programs of their own (lower_opset.h lists both).
+// the element types that the float32 lowerings of lower_map.cpp / lower_compute.cpp refuse. This
+// file holds the ops that are generated map functors; lower_opset_compute.cpp the ones with block
+// programs of their own (gpu_lowering.h declares both, lowering_table.cpp points at them).
 //
-// What it claims, so that lowerNode can ask it first without taking anything from the others:
+// What they lower (where an op also has a float32 lowering, the table's entry for it picks by
+// element type, so each node has exactly one lowering):
 //   Cast, CastLike                      every type pair; mgk::convertTo, the CPU's ew::convert
 //                                       (saturating float -> integer, NaN -> 0, float16 and
 //                                       bfloat16 rounded to nearest even)
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 
+#include "elementwise_exprs.h"
 #include "lower_opset.h"
 #include "magneto/ir/activation.h"
 #include "mg_acts.h"
@@ -39,8 +41,6 @@ const char* storageType(DType t) {
   }
 }
 
-std::string nextName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
-
 std::string doubleList(const std::vector<double>& v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.17g}", v[i]);
@@ -49,16 +49,13 @@ std::string doubleList(const std::vector<double>& v) {
 
 namespace {
 
-int itemsOf(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
-
-
 // A map item over the output's index space whose functor loads operands `ins` (broadcast to the
 // output) into locals a0, a1, ... of their storage types and then runs `body`.
 Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<const Value*>& ins,
                                            const std::string& body, const TileConfig& tile,
                                            LowerContext& cx) {
   const Value* y = n.output(0);
-  std::string name = nextName(cx), f = functorHead(name);
+  std::string name = functorName(cx), f = functorHead(name);
   std::vector<MapOperand> ops;
   for (size_t k = 0; k < ins.size(); ++k) {
     const char* t = storageType(ins[k]->dtype());
@@ -70,12 +67,42 @@ Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<cons
   }
   f += body + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
-                                      contiguousStrides(y->dims()), itemsOf(tile))};
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
 
 std::string store(const Value* y, const std::string& expr) {
   return fmt::format("    static_cast<{}*>(out)[o] = {};\n", storageType(y->dtype()), expr);
 }
+
+// The float64 expression of a unary math op or activation over the local x, or "": the float64
+// column of elementwise_exprs.h, or the activation table's formula (runtime/common/mg_acts.h)
+// with the node's alpha/beta.
+std::string f64UnaryExpr(const Node& n) {
+  const std::string& k = n.kind();
+  for (const UnaryMathExpr& u : kUnaryMathExprs)
+    if (k == u.op) return fmt::format(fmt::runtime(u.f64), "x");
+  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str(), mgrt::acts::kO);
+  if (!a) return "";
+  if (k == "Gelu" && n.attrs().getString("approximate", "none") == "tanh") a = mgrt::acts::find("GeluTanh");
+  double alpha, beta;
+  activationAttrParams(n, alpha, beta);
+  return fmt::format("mgrt::acts::fn::{}<double>(x, {:.17g}, {:.17g})", a->name, alpha, beta);
+}
+
+// The mgk::reduceTyped reducer of a Reduce* op (k_reduction.cpp's).
+const char* reduceOpName(const std::string& k) {
+  static const std::pair<const char*, const char*> kOps[] = {
+      {"ReduceSum", "mgk::kRedSum"}, {"ReduceMean", "mgk::kRedMean"}, {"ReduceMax", "mgk::kRedMax"},
+      {"ReduceMin", "mgk::kRedMin"}, {"ReduceProd", "mgk::kRedProd"}, {"ReduceL1", "mgk::kRedL1"},
+      {"ReduceL2", "mgk::kRedL2"}, {"ReduceLogSum", "mgk::kRedLogSum"},
+      {"ReduceLogSumExp", "mgk::kRedLogSumExp"}, {"ReduceSumSquare", "mgk::kRedSumSquare"},
+  };
+  for (const auto& [op, code] : kOps)
+    if (k == op) return code;
+  return nullptr;
+}
+
+}  // namespace
 
 // ---- Cast, CastLike: runtime/cpu/k_elementwise_binary.cpp castTo ----------------------------
 Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, LowerContext& cx) {
@@ -125,45 +152,12 @@ Expected<std::vector<GpuItem>> lowerIsNanInf(const Node& n, const TileConfig& ti
 }
 
 // ---- unary math on float64: k_elementwise.cpp's formulas with C = double ----------------------
-// The activations are the table's (runtime/common/mg_acts.h), with the node's alpha/beta.
-std::string f64UnaryExpr(const Node& n) {
-  static const std::pair<const char*, const char*> kExprs[] = {
-      {"Floor", "floor(x)"}, {"Ceil", "ceil(x)"}, {"Round", "rint(x)"}, {"Sqrt", "sqrt(x)"},
-      {"Reciprocal", "1.0 / x"}, {"Exp", "exp(x)"}, {"Log", "log(x)"}, {"Sin", "sin(x)"},
-      {"Cos", "cos(x)"}, {"Tan", "tan(x)"}, {"Asin", "asin(x)"}, {"Acos", "acos(x)"},
-      {"Atan", "atan(x)"}, {"Sinh", "sinh(x)"}, {"Cosh", "cosh(x)"}, {"Asinh", "asinh(x)"},
-      {"Acosh", "acosh(x)"}, {"Atanh", "atanh(x)"}, {"Erf", "erf(x)"}, {"Abs", "fabs(x)"},
-      {"Neg", "-x"}, {"Sign", "x != x ? x : (x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0))"},
-  };
-  const std::string& k = n.kind();
-  for (const auto& [op, e] : kExprs)
-    if (k == op) return e;
-  const mgrt::acts::ActInfo* a = mgrt::acts::find(k.c_str(), mgrt::acts::kO);
-  if (!a) return "";
-  if (k == "Gelu" && n.attrs().getString("approximate", "none") == "tanh") a = mgrt::acts::find("GeluTanh");
-  double alpha, beta;
-  activationAttrParams(n, alpha, beta);
-  return fmt::format("mgrt::acts::fn::{}<double>(x, {:.17g}, {:.17g})", a->name, alpha, beta);
-}
-
 Expected<std::vector<GpuItem>> lowerUnaryF64(const Node& n, const TileConfig& tile, LowerContext& cx) {
   std::string body = "    const double x = a0;\n" + store(n.output(0), f64UnaryExpr(n));
   return elementwise(n, {n.input(0)}, body, tile, cx);
 }
 
 // ---- Reduce* on bool, integer and float64 tensors: k_reduction.cpp's reducers ----------------
-const char* reduceOpName(const std::string& k) {
-  static const std::pair<const char*, const char*> kOps[] = {
-      {"ReduceSum", "mgk::kRedSum"}, {"ReduceMean", "mgk::kRedMean"}, {"ReduceMax", "mgk::kRedMax"},
-      {"ReduceMin", "mgk::kRedMin"}, {"ReduceProd", "mgk::kRedProd"}, {"ReduceL1", "mgk::kRedL1"},
-      {"ReduceL2", "mgk::kRedL2"}, {"ReduceLogSum", "mgk::kRedLogSum"},
-      {"ReduceLogSumExp", "mgk::kRedLogSumExp"}, {"ReduceSumSquare", "mgk::kRedSumSquare"},
-  };
-  for (const auto& [op, code] : kOps)
-    if (k == op) return code;
-  return nullptr;
-}
-
 Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
   DType t = x->dtype();
@@ -190,14 +184,14 @@ Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig&
   if (od.empty()) od = {1}, os = {0};
   if (rd.empty()) rd = {1}, rs = {0};
   const char* c = ctypeOf(t);  // bool reduces as uint8_t, stored as r != 0
-  std::string name = nextName(cx);
+  std::string name = functorName(cx);
   std::string f = functorHead(name) +
                   fmt::format("    const int64_t dims[] = {}, strides[] = {};\n"
                               "    const {} r = mgk::reduceTyped<{}, {}>(static_cast<const {}*>(in[0]) + idx[0], {}, dims, strides, {});\n",
                               intList(rd), intList(rs), c, c, reduceOpName(n.kind()), c, rd.size(), redN) +
                   fmt::format("    static_cast<{}*>(out)[o] = {};\n", c, isBool ? "r != 0" : "r") + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, Dims(od.begin(), od.end()), {{cx.ptr(x), 0, os}}, cx.ptr(y), 0,
-                                      contiguousStrides(Dims(od.begin(), od.end())), itemsOf(tile))};
+                                      contiguousStrides(Dims(od.begin(), od.end())), itemsPerThread(tile))};
 }
 
 // ---- CenterCropPad: k_tensor.cpp kCenterCropPad -----------------------------------------------
@@ -217,36 +211,12 @@ Expected<std::vector<GpuItem>> lowerCenterCropPad(const Node& n, const TileConfi
                         ys[d], shift, ys[d], x->dims()[d], xs[d]);
   }
   body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : {0}{{}};\n", t);
-  std::string name = nextName(cx);
+  std::string name = functorName(cx);
   return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
                                       {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}}, cx.ptr(y), 0, ys,
-                                      itemsOf(tile))};
+                                      itemsPerThread(tile))};
 }
 
-bool isReduce(const std::string& k) { return reduceOpName(k) != nullptr; }
-
-}  // namespace
 }  // namespace opset
-
-bool lowerOpsetFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                      Expected<std::vector<GpuItem>>& out) {
-  using namespace opset;
-  const std::string& k = n.kind();
-  DType t0 = n.numInputs() > 0 && n.input(0) ? n.input(0)->dtype() : DType::kUndefined;
-  if (k == "Resize") out = lowerResize(n, tile, cx);
-  else if (k == "ScatterND" || k == "ScatterElements" || k == "Scatter") out = lowerScatter(n, tile, cx);
-  else if (k == "GroupNormalization") out = lowerGroupNorm(n, tile, cx);
-  else if (k == "Col2Im" || k == "LpPool" || k == "DeformConv") out = lowerWindow(n, tile, cx);
-  else if (k == "CenterCropPad") out = lowerCenterCropPad(n, tile, cx);
-  else if (k == "Cast" || k == "CastLike") out = lowerCast(n, tile, cx);
-  else if (k == "BitwiseAnd" || k == "BitwiseOr" || k == "BitwiseXor" || k == "BitwiseNot" || k == "BitShift")
-    out = lowerBitwise(n, tile, cx);
-  else if (k == "IsNaN" || k == "IsInf") out = lowerIsNanInf(n, tile, cx);
-  else if (t0 == DType::kF64 && n.numInputs() == 1 && !f64UnaryExpr(n).empty()) out = lowerUnaryF64(n, tile, cx);
-  else if (isReduce(k) && t0 != DType::kF32) out = lowerTypedReduce(n, tile, cx);
-  else return false;
-  return true;
-}
-
 }  // namespace gpu
 }  // namespace magneto

@@ -1,8 +1,9 @@
-// Internal to codegen/gpu's lower_opset*.cpp: the lowerings of the operators of opsets 18-21 (and
-// of the element types the float32 families refuse), split by kind of program:
-//   lower_opset.cpp          the dispatcher (lowerOpsetFamily) and the generated map functors:
-//                            Cast / CastLike, bitwise ops, IsNaN / IsInf, float64 math, Reduce*
-//                            on bool / integer / float64 tensors, CenterCropPad
+// Internal to codegen/gpu's lower_opset*.cpp: the helpers they share. Their lowerings of the
+// operators of opsets 18-21 (and of the element types the float32 lowerings refuse) are declared
+// in gpu_lowering.h, split by kind of program:
+//   lower_opset.cpp          the generated map functors: Cast / CastLike, bitwise ops, IsNaN /
+//                            IsInf, float64 math, Reduce* on bool / integer / float64 tensors,
+//                            CenterCropPad
 //   lower_opset_compute.cpp  the programs of runtime/gpu/kernels/mg_opset.cuh: Resize (tap tables),
 //                            ScatterND / ScatterElements, GroupNormalization, Col2Im, LpPool,
 //                            DeformConv
@@ -22,17 +23,8 @@ namespace opset {
 // nullptr when the GPU targets cannot hold it (strings).
 const char* storageType(DType t);
 
-// "F<step>_<k>": a functor (or table) name unique in the package.
-std::string nextName(LowerContext& cx);
-
 // "{1, 2, 3}" with doubles printed so that they read back exactly.
 std::string doubleList(const std::vector<double>& v);
-
-Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile, LowerContext& cx);
-Expected<std::vector<GpuItem>> lowerScatter(const Node& n, const TileConfig& tile, LowerContext& cx);
-Expected<std::vector<GpuItem>> lowerGroupNorm(const Node& n, const TileConfig& tile, LowerContext& cx);
-// Col2Im, LpPool, DeformConv.
-Expected<std::vector<GpuItem>> lowerWindow(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 }  // namespace opset
 }  // namespace gpu

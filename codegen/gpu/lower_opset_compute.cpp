@@ -1,5 +1,5 @@
 // GPU lowering of the opset 18-21 operators that have block programs of their own
-// (runtime/gpu/kernels/mg_opset.cuh; lower_opset.cpp dispatches here):
+// (runtime/gpu/kernels/mg_opset.cuh; lowering_table.cpp points here):
 //   Resize            a map functor over the output that sums tap tables. The tables are computed
 //                     here, at compile time, by the CPU runtime's planner mgrt::resizePlan (the
 //                     same code the CPU kernel runs), and emitted as constant device arrays: both
@@ -32,8 +32,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-int itemsOf(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
-
 // An optional operand that is present and not empty.
 bool given(const Node& n, size_t i) {
   return n.numInputs() > i && n.input(i) && n.input(i)->type().numel() > 0;
@@ -50,12 +48,12 @@ GpuItem copyAll(const Value* from, const Value* to, LowerContext& cx, const Tile
                   : dtypeSize(from->dtype()) == 2 ? "uint16_t"
                   : dtypeSize(from->dtype()) == 4 ? "uint32_t"
                                                   : "uint64_t";
-  std::string name = nextName(cx);
+  std::string name = functorName(cx);
   std::string f = functorHead(name) +
                   fmt::format("    static_cast<{0}*>(out)[o] = static_cast<const {0}*>(in[0])[idx[0]];\n", t) +
                   kFunctorTail;
   return mapItem(name, f, Dims{from->type().numel()}, {{cx.ptr(from), 0, {1}}}, cx.ptr(to), 0, {1},
-                 itemsOf(tile));
+                 itemsPerThread(tile));
 }
 
 }  // namespace
@@ -107,7 +105,7 @@ Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile
   if (y->type().numel() == 0) return std::vector<GpuItem>{};
 
   // Tables per axis: first[c] .. first[c + 1] index the taps of output coordinate c.
-  std::string name = nextName(cx), tables, axes;
+  std::string name = functorName(cx), tables, axes;
   std::vector<int64_t> xs = contiguousStrides(x->dims());
   int r = x->rank();
   for (int d = 0; d < r; ++d) {
@@ -136,7 +134,7 @@ Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile
                               t, r, nearest ? "true" : "false", extrapolation) +
                   kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), {{cx.ptr(x), 0, std::vector<int64_t>(r, 0)}}, cx.ptr(y), 0,
-                                      contiguousStrides(y->dims()), itemsOf(tile))};
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
 
 // ---- ScatterND, ScatterElements, Scatter ------------------------------------------------------

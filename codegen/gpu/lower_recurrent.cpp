@@ -1,10 +1,11 @@
-// GPU lowering of the recurrent family (see gpu_lowering.h): ONNX LSTM, GRU and RNN with the
-// semantics of the CPU runtime (runtime/cpu/k_recurrent.cpp): every direction, the optional
-// operands B, sequence_lens (int32/int64), initial_h, initial_c and P, every result (Y, Y_h, Y_c),
-// layout 0 and 1, clip, input_forget, linear_before_reset and every activation function with its
-// alpha/beta, decoded by the CPU runtime's own buildRnnActs. Refused (kUnsupported, naming the
-// node): element types other than float32 (the CPU also runs f64), sequence_lens other than
-// int32/int64 (which the CPU rejects at run time), hidden_size above kMaxHidden.
+// GPU lowering of the recurrent ops (see gpu_lowering.h; their entries in lowering_table.cpp):
+// ONNX LSTM, GRU and RNN with the semantics of the CPU runtime (runtime/cpu/k_recurrent.cpp):
+// every direction, the optional operands B, sequence_lens (int32/int64), initial_h, initial_c and
+// P, every result (Y, Y_h, Y_c), layout 0 and 1, clip, input_forget, linear_before_reset and every
+// activation function with its alpha/beta, decoded by the CPU runtime's own buildRnnActs.
+// Refused (kUnsupported, naming the node): element types other than float32 (the CPU also runs
+// f64), sequence_lens other than int32/int64 (which the CPU rejects at run time), hidden_size
+// above kMaxHidden.
 //
 // A node is three items in two phases (GpuItem::phase), i.e. two launches that run in order:
 //   phase 0  gemmBlock:  gx[d] = X W[d]^T + Wb[d] for all time steps at once, M = seq*batch rows
@@ -79,6 +80,8 @@ Status activations(const Node& n, const Shape& s, std::string& init) {
     }
   return Status::success();
 }
+
+}  // namespace
 
 Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const std::string& k = n.kind();
@@ -183,16 +186,6 @@ Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& t
       s.layout1 ? hd : bt * hd, s.layout1 ? nd * hd : hd,
       n.attrs().has("clip") ? floatLiteral(n.attrs().getFloat("clip", 0)) : std::string("INFINITY"), acts);
   return std::vector<GpuItem>{proj, transpose, loop};
-}
-
-}  // namespace
-
-bool lowerRecurrentFamily(const Node& n, const TileConfig& tile, LowerContext& cx,
-                          Expected<std::vector<GpuItem>>& out) {
-  const std::string& k = n.kind();
-  if (k != "LSTM" && k != "GRU" && k != "RNN") return false;
-  out = lowerRecurrent(n, tile, cx);
-  return true;
 }
 
 }  // namespace gpu

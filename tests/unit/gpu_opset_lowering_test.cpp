@@ -1,6 +1,6 @@
 // GPU lowering of the opset 18-21 operators (codegen/gpu/lower_opset*.cpp): which program each
 // becomes, that a scatter is a copy launch then an update launch, that Resize's taps are tables
-// baked into the program, that lower_opset only claims what the float32 families refuse, and
+// baked into the program, that lower_opset gets only what the float32 lowerings refuse, and
 // that what the kernels do not cover stops the compile with kUnsupported naming the node. The
 // numerics are checked by kernels.{Scatter,GroupNorm,Window,Resize}Kernel.* and TypedHelpers.*
 // (the programs) and end to end by tests/opset/run_opset_tests.sh --target cuda --emulate.

@@ -58,4 +58,8 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
 // when every step can be lowered.
 Status checkGpuSupport(const MemoryPlan& plan);
 
+// The ops that the GPU targets have a lowering for: the entries of codegen/gpu/lowering_table.cpp,
+// in table order.
+std::vector<std::string> gpuLoweredOps();
+
 }  // namespace magneto

@@ -1,0 +1,284 @@
+// GPU lowering of the ops that only move bytes (see gpu_lowering.h; one entry each in
+// lowering_table.cpp): the Reshape-like copies, Dropout, MgChannelSlice, Transpose, Expand, Tile,
+// Slice, Pad, ArgMax/ArgMin, OneHot, Concat, Split and Gather. Each becomes mgk::mapBlock over
+// the output's index space with a functor generated here. Most are a copy functor over strided
+// views, so no op needs a program of its own: a transpose permutes the input's strides, a slice
+// offsets and scales them, an expand sets the broadcast ones to 0, and a Concat is one item per
+// input writing into its slice of the output (all in one launch).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpu_lowering.h"
+
+namespace magneto {
+namespace gpu {
+namespace {
+
+// Copy functor for elements of `bytes` bytes (dtype-agnostic).
+std::string copyFunctor(const std::string& name, size_t bytes) {
+  const char* t = bytes == 1 ? "uint8_t" : bytes == 2 ? "uint16_t" : bytes == 4 ? "uint32_t" : "uint64_t";
+  return functorHead(name) + fmt::format("    static_cast<{0}*>(out)[o] = static_cast<const {0}*>(in[0])[idx[0]];\n", t) +
+         kFunctorTail;
+}
+
+// A copy of `dims` elements from a strided view of `in` into a strided view of `out`.
+GpuItem copyItem(LowerContext& cx, const Value* in, int64_t inOffset, std::vector<int64_t> inStrides,
+                 const Value* out, int64_t outOffset, std::vector<int64_t> outStrides, const Dims& dims,
+                 int items) {
+  std::string name = functorName(cx);
+  return mapItem(name, copyFunctor(name, dtypeSize(in->dtype())), dims, {{cx.ptr(in), inOffset, std::move(inStrides)}},
+                 cx.ptr(out), outOffset, std::move(outStrides), items);
+}
+
+int64_t normAxis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
+
+}  // namespace
+
+Expected<std::vector<GpuItem>> lowerCopy(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  Dims flat{y->type().numel()};
+  return std::vector<GpuItem>{copyItem(cx, x, 0, {1}, y, 0, {1}, flat, itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerDropout(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  if (n.numOutputs() > 1 && n.output(1) && (n.output(1)->hasUses() || n.output(1)->isGraphOutput()))
+    return unsupported("{}: Dropout's mask output is not supported by the cuda/hip targets", n.describe());
+  return lowerCopy(n, tile, cx);
+}
+
+Expected<std::vector<GpuItem>> lowerChannelSlice(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  int64_t begin = n.attrs().getInt("begin", 0);
+  return std::vector<GpuItem>{copyItem(cx, x, begin * (x->rank() > 1 ? xs[1] : 1), xs, y, 0,
+                                       contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerTranspose(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  std::vector<int64_t> perm = n.attrs().getInts("perm");
+  if (perm.empty())
+    for (int d = x->rank() - 1; d >= 0; --d) perm.push_back(d);
+  std::vector<int64_t> s;
+  for (int64_t p : perm) s.push_back(xs[p]);
+  return std::vector<GpuItem>{copyItem(cx, x, 0, s, y, 0, contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerExpand(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  return std::vector<GpuItem>{copyItem(cx, x, 0, broadcastStrides(x->dims(), y->dims()), y, 0,
+                                       contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
+}
+
+// Each input dim d becomes two copy dims: the repetitions (input stride 0) and the dim itself.
+Expected<std::vector<GpuItem>> lowerTile(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  Dims dims;
+  std::vector<int64_t> in, out;
+  std::vector<int64_t> ys = contiguousStrides(y->dims());
+  for (int d = 0; d < x->rank(); ++d) {
+    int64_t reps = y->dims()[d] / std::max<int64_t>(1, x->dims()[d]);
+    dims.push_back(reps), in.push_back(0), out.push_back(x->dims()[d] * ys[d]);
+    dims.push_back(x->dims()[d]), in.push_back(xs[d]), out.push_back(ys[d]);
+  }
+  if (dims.size() > 8) return unsupported("{}: Tile of rank {} (the GPU map handles rank 4)", n.describe(), x->rank());
+  return std::vector<GpuItem>{copyItem(cx, x, 0, in, y, 0, out, dims, itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  auto constInts = [&](size_t i) -> std::vector<int64_t> {
+    const Value* v = n.input(i);
+    return v && v->isConstant() ? v->constant().toInts() : std::vector<int64_t>{};
+  };
+  for (size_t i = 1; i < n.numInputs(); ++i)
+    if (n.input(i) && !n.input(i)->isConstant())
+      return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}) is not supported by the cuda/hip targets", n.describe(), i);
+  std::vector<int64_t> starts = constInts(1), ends = constInts(2), axes = constInts(3), steps = constInts(4);
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> s = xs;
+  int64_t offset = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normAxis(axes[i], x->rank());
+    int64_t dim = x->dims()[a], step = steps.empty() ? 1 : steps[i];
+    int64_t st = starts[i];
+    if (st < 0) st += dim;
+    st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+    if (y->dims()[a] > 0) offset += st * xs[a];
+    s[a] = xs[a] * step;
+  }
+  return std::vector<GpuItem>{copyItem(cx, x, offset, s, y, 0, contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
+}
+
+// The functor recomputes the output coordinates from its flat index (the output is contiguous),
+// maps them into the input by the mode, and reads or writes the constant.
+Expected<std::vector<GpuItem>> lowerPad(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  for (size_t i = 1; i < n.numInputs(); ++i)
+    if (i != 2 && n.input(i) && !n.input(i)->isConstant())
+      return unsupported("{}: Pad with computed pads or axes on the cuda/hip targets", n.describe());
+  std::string mode = n.attrs().getString("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+    return unsupported("{}: Pad mode '{}'", n.describe(), mode);
+  const char* et = ctypeOf(x->dtype());
+  if (!et) return unsupported("{}: Pad of {}", n.describe(), dtypeName(x->dtype()));
+  int r = x->rank();
+  std::vector<int64_t> pads = n.input(1)->constant().toInts(), axes;
+  if (n.input(3)) axes = n.input(3)->constant().toInts();
+  else for (int d = 0; d < r; ++d) axes.push_back(d);
+  std::vector<int64_t> before(r, 0);
+  for (size_t i = 0; i < axes.size(); ++i) before[normAxis(axes[i], r)] = pads[i];
+  const Value* cv = n.input(2);
+  std::string name = functorName(cx);
+  std::string body = "    int64_t rest = o, at = 0;\n    bool inside = true;\n";
+  std::vector<int64_t> ys = contiguousStrides(y->dims());
+  for (int d = 0; d < r; ++d) {
+    int64_t dim = x->dims()[d];
+    body += fmt::format("    {{ int64_t c = rest / {} - {}; rest %= {};\n", ys[d], before[d], ys[d]);
+    if (mode == "constant") body += fmt::format("      if (c < 0 || c >= {}) inside = false;\n", dim);
+    else if (mode == "edge") body += fmt::format("      c = c < 0 ? 0 : (c >= {0} ? {0} - 1 : c);\n", dim);
+    else if (mode == "wrap") body += fmt::format("      c = ((c % {0}) + {0}) % {0};\n", dim);
+    else  // reflect: mirror without repeating the edge, period 2*(dim-1)
+      body += dim <= 1 ? std::string("      c = 0;\n")
+                       : fmt::format("      {{ int64_t p = 2 * ({0} - 1); c = ((c % p) + p) % p; if (c >= {0}) c = p - c; }}\n", dim);
+    body += fmt::format("      at += c * {}; }}\n", xs[d]);
+  }
+  bool hasValue = cv && cv->type().numel() > 0;
+  std::string value = hasValue ? fmt::format("static_cast<const {}*>(in[1])[0]", et) : "0";
+  body += fmt::format("    static_cast<{0}*>(out)[o] = inside ? static_cast<const {0}*>(in[0])[at] : static_cast<{0}>({1});\n",
+                      et, value);
+  std::string functor = functorHead(name) + body + kFunctorTail;
+  std::vector<MapOperand> ins = {{cx.ptr(x), 0, std::vector<int64_t>(y->rank(), 0)}};
+  if (hasValue) {
+    if (cv->dtype() != x->dtype()) return unsupported("{}: Pad value of another type", n.describe());
+    ins.push_back({cx.ptr(cv), 0, std::vector<int64_t>(y->rank(), 0)});
+  }
+  return std::vector<GpuItem>{mapItem(name, functor, y->dims(), ins, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
+// ArgMax, ArgMin: one output element per map index; the functor walks the reduced axis (short rows).
+Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const std::string& k = n.kind();
+  const Value *x = n.input(0), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  if (x->dtype() != DType::kF32) return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+  int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
+  bool last = n.attrs().getInt("select_last_index", 0) != 0;
+  std::vector<int64_t> s;  // input strides over the output's dims
+  bool keep = y->rank() == x->rank();
+  for (int d = 0; d < x->rank(); ++d) {
+    if (d == axis) {
+      if (keep) s.push_back(0);
+      continue;
+    }
+    s.push_back(xs[d]);
+  }
+  std::string name = functorName(cx);
+  const char* cmp = k == "ArgMax" ? (last ? ">=" : ">") : (last ? "<=" : "<");
+  std::string body = fmt::format(
+      "    const float* p = static_cast<const float*>(in[0]) + idx[0];\n"
+      "    float best = p[0];\n    int64_t at = 0;\n"
+      "    for (int64_t j = 1; j < {0}; ++j) {{\n"
+      "      const float v = p[j * {1}];\n"
+      "      if (v {2} best || (v != v && best == best)) {{ best = v; at = j; }}\n"
+      "    }}\n"
+      "    static_cast<int64_t*>(out)[o] = at;\n",
+      x->dims()[axis], xs[axis], cmp);
+  return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                      {{cx.ptr(x), 0, s}}, cx.ptr(y), 0, contiguousStrides(y->dims()),
+                                      itemsPerThread(tile))};
+}
+
+// out[..., j, ...] = indices[...] == j (negative indices count from depth) ? on : off.
+Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *ind = n.input(0), *vals = n.input(2), *y = n.output(0);
+  const char* it = ctypeOf(ind->dtype());
+  const char* vt = ctypeOf(vals->dtype());
+  if (!it || !vt) return unsupported("{}: OneHot of these types", n.describe());
+  int64_t axis = normAxis(n.attrs().getInt("axis", -1), y->rank());
+  int64_t depth = y->dims()[axis];
+  std::vector<int64_t> ys = contiguousStrides(y->dims()), is = contiguousStrides(ind->dims()), s;
+  for (int d = 0, k2 = 0; d < y->rank(); ++d) s.push_back(d == axis ? 0 : is[k2++]);
+  std::string name = functorName(cx);
+  std::string body = fmt::format(
+      "    int64_t v = static_cast<int64_t>(static_cast<const {0}*>(in[0])[idx[0]]);\n"
+      "    if (v < 0) v += {1};\n"
+      "    const int64_t j = (o / {2}) % {1};\n"
+      "    static_cast<{3}*>(out)[o] = static_cast<const {3}*>(in[1])[v == j ? 1 : 0];\n",
+      it, depth, ys[axis], vt);
+  return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                      {{cx.ptr(ind), 0, s}, {cx.ptr(vals), 0, std::vector<int64_t>(y->rank(), 0)}},
+                                      cx.ptr(y), 0, ys, itemsPerThread(tile))};
+}
+
+// One copy item per input into its slice of the output, except the inputs that the memory plan's
+// concat elision placed there already (their producers wrote them in place).
+Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value* y = n.output(0);
+  int64_t axis = normAxis(n.attrs().getInt("axis", 0), y->rank());
+  std::vector<int64_t> ys = contiguousStrides(y->dims());
+  std::vector<GpuItem> out;
+  int64_t at = 0;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    bool inPlace = cx.concats && cx.concats->isInPlace(&n, v);
+    if (v->type().numel() > 0 && !inPlace)
+      out.push_back(copyItem(cx, v, 0, contiguousStrides(v->dims()), y, at * ys[axis], ys, v->dims(),
+                             itemsPerThread(tile)));
+    at += v->dims()[axis];
+  }
+  return out;
+}
+
+// One copy item per non-empty result, out of its slice of the input.
+Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value* x = n.input(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
+  std::vector<GpuItem> out;
+  int64_t at = 0;
+  for (size_t i = 0; i < n.numOutputs(); ++i) {
+    const Value* v = n.output(i);
+    if (v->type().numel() > 0)
+      out.push_back(copyItem(cx, x, at * xs[axis], xs, v, 0, contiguousStrides(v->dims()), v->dims(),
+                             itemsPerThread(tile)));
+    at += v->dims()[axis];
+  }
+  return out;
+}
+
+// The map runs over the output (data dims before the axis, the indices' dims, data dims after);
+// the data operand's stride is 0 over the indices' dims, where the functor adds j * stride.
+Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *ind = n.input(1), *y = n.output(0);
+  std::vector<int64_t> xs = contiguousStrides(x->dims());
+  if (ind->dtype() != DType::kI64 && ind->dtype() != DType::kI32)
+    return unsupported("{}: Gather indices of type {}", n.describe(), dtypeName(ind->dtype()));
+  int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
+  std::vector<int64_t> dataS, indS, is = contiguousStrides(ind->dims());
+  for (int64_t d = 0; d < axis; ++d) dataS.push_back(xs[d]), indS.push_back(0);
+  for (int d = 0; d < ind->rank(); ++d) dataS.push_back(0), indS.push_back(is[d]);
+  for (int64_t d = axis + 1; d < x->rank(); ++d) dataS.push_back(xs[d]), indS.push_back(0);
+  std::string name = functorName(cx);
+  const char* et = ctypeOf(x->dtype());
+  if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
+  std::string f = functorHead(name) +
+                  fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"
+                              "    if (j < 0) j += {};\n"
+                              "    if (j < 0 || j >= {}) j = 0;  // out of range: the CPU target reports it\n"
+                              "    static_cast<{}*>(out)[o] = static_cast<const {}*>(in[0])[idx[0] + j * {}];\n",
+                              ctypeOf(ind->dtype()), x->dims()[axis], x->dims()[axis], et, et, xs[axis]) +
+                  kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, y->dims(), {{cx.ptr(x), 0, dataS}, {cx.ptr(ind), 0, indS}},
+                                      cx.ptr(y), 0, contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
+}  // namespace gpu
+}  // namespace magneto

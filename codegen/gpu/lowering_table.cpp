@@ -1,0 +1,156 @@
+// The GPU lowering table: for every op that the cuda and hip targets lower, the one function that
+// turns a node of that op into block-program items (gpu_lowering.h declares them, one file per
+// kind of program). lowerNode (gpu_emitter.cpp) looks a node's op up here and calls the function;
+// an op without an entry is refused at compile time, naming the node.
+//
+// Adding an op: write its lowering function in the lower_*.cpp of its kind of program, declare it
+// in gpu_lowering.h, and add one entry below. An elementwise op needs none of that: its row in
+// elementwise_exprs.h (or its activation in runtime/common/mg_acts.h, flag O) is its entry, read
+// from there so that the op's name and formula stay written once. Each op has one entry and is an
+// op of the registry (tests/unit/gpu_lowering_table_test.cpp checks both).
+//
+// Where the program depends on the element type, the entry names a dispatcher below, which picks
+// the float32 lowering or the typed one of lower_opset.cpp; each lowering refuses the types it
+// does not cover, so the message names what is missing.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "elementwise_exprs.h"
+#include "gpu_lowering.h"
+#include "magneto/codegen/gpu_emitter.h"
+#include "mg_acts.h"
+
+namespace magneto {
+namespace gpu {
+namespace {
+
+DType firstOperandType(const Node& n) {
+  return n.numInputs() > 0 && n.input(0) ? n.input(0)->dtype() : DType::kUndefined;
+}
+
+// Unary math and activations: a float64 operand gets the double formulas, anything else the
+// float32 map functors (which refuse the other types).
+Expected<std::vector<GpuItem>> lowerUnary(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  if (firstOperandType(n) == DType::kF64 && n.numInputs() == 1) return opset::lowerUnaryF64(n, tile, cx);
+  return lowerElementwise(n, tile, cx);
+}
+
+// Reduce*: float32 on the reduce program, every other type on the typed functors.
+Expected<std::vector<GpuItem>> lowerAnyReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  if (firstOperandType(n) == DType::kF32) return lowerReduce(n, tile, cx);
+  return opset::lowerTypedReduce(n, tile, cx);
+}
+
+struct Entry {
+  const char* op;
+  LowerFn lower;
+};
+
+std::vector<Entry> buildEntries() {
+  std::vector<Entry> e = {
+      // Compute programs.
+      {"Conv", lowerConv},
+      {"ConvTranspose", lowerConvNd},
+      {"Gemm", lowerGemm},
+      {"MatMul", lowerGemm},
+      {"MaxPool", lowerPool},
+      {"AveragePool", lowerPool},
+      {"GlobalAveragePool", lowerReduce},
+      {"GlobalMaxPool", lowerReduce},
+      {"ReduceSum", lowerAnyReduce},
+      {"ReduceMean", lowerAnyReduce},
+      {"ReduceMax", lowerAnyReduce},
+      {"ReduceMin", lowerAnyReduce},
+      {"ReduceProd", lowerAnyReduce},
+      {"ReduceL1", lowerAnyReduce},
+      {"ReduceL2", lowerAnyReduce},
+      {"ReduceLogSum", lowerAnyReduce},
+      {"ReduceLogSumExp", lowerAnyReduce},
+      {"ReduceSumSquare", lowerAnyReduce},
+      {"Softmax", lowerRows},
+      {"LogSoftmax", lowerRows},
+      {"LayerNormalization", lowerRows},
+      {"LSTM", lowerRecurrent},
+      {"GRU", lowerRecurrent},
+      {"RNN", lowerRecurrent},
+      // The operators of opsets 18-21 and typed functors (lower_opset*.cpp).
+      {"Resize", opset::lowerResize},
+      {"ScatterND", opset::lowerScatter},
+      {"ScatterElements", opset::lowerScatter},
+      {"Scatter", opset::lowerScatter},
+      {"GroupNormalization", opset::lowerGroupNorm},
+      {"Col2Im", opset::lowerWindow},
+      {"LpPool", opset::lowerWindow},
+      {"DeformConv", opset::lowerWindow},
+      {"CenterCropPad", opset::lowerCenterCropPad},
+      {"Cast", opset::lowerCast},
+      {"CastLike", opset::lowerCast},
+      {"BitwiseAnd", opset::lowerBitwise},
+      {"BitwiseOr", opset::lowerBitwise},
+      {"BitwiseXor", opset::lowerBitwise},
+      {"BitwiseNot", opset::lowerBitwise},
+      {"BitShift", opset::lowerBitwise},
+      {"IsNaN", opset::lowerIsNanInf},
+      {"IsInf", opset::lowerIsNanInf},
+      // Data movement (lower_data_movement.cpp).
+      {"Reshape", lowerCopy},
+      {"Flatten", lowerCopy},
+      {"Squeeze", lowerCopy},
+      {"Unsqueeze", lowerCopy},
+      {"Identity", lowerCopy},
+      {"Dropout", lowerDropout},
+      {"MgChannelSlice", lowerChannelSlice},
+      {"Transpose", lowerTranspose},
+      {"Expand", lowerExpand},
+      {"Tile", lowerTile},
+      {"Slice", lowerSlice},
+      {"Pad", lowerPad},
+      {"ArgMax", lowerArgMaxMin},
+      {"ArgMin", lowerArgMaxMin},
+      {"OneHot", lowerOneHot},
+      {"Concat", lowerConcat},
+      {"Split", lowerSplit},
+      {"Gather", lowerGather},
+      // Elementwise ops whose expressions are not rows of a table (lower_map.cpp).
+      {"MgElementwise", lowerElementwise},
+      {"BatchNormalization", lowerBatchNorm},
+      {"Where", lowerElementwise},
+      {"Not", lowerElementwise},
+      {"Mean", lowerElementwise},
+      {"Clip", lowerElementwise},  // an activation whose bounds are operands: no flag O
+  };
+  for (const UnaryMathExpr& u : kUnaryMathExprs) e.push_back({u.op, lowerUnary});
+  for (const mgrt::acts::ActInfo& a : mgrt::acts::kTable)
+    if (a.has(mgrt::acts::kO)) e.push_back({a.name, lowerUnary});
+  for (const BinaryExpr& b : kBinaryExprs) e.push_back({b.op, lowerElementwise});
+  for (const CompareExpr& c : kCompareExprs) e.push_back({c.op, lowerElementwise});
+  return e;
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> kEntries = buildEntries();
+  return kEntries;
+}
+
+}  // namespace
+
+LowerFn findLowering(const std::string& op) {
+  static const std::unordered_map<std::string, LowerFn> kByOp = [] {
+    std::unordered_map<std::string, LowerFn> m;
+    for (const Entry& e : entries()) m.emplace(e.op, e.lower);
+    return m;
+  }();
+  auto it = kByOp.find(op);
+  return it == kByOp.end() ? nullptr : it->second;
+}
+
+}  // namespace gpu
+
+std::vector<std::string> gpuLoweredOps() {
+  std::vector<std::string> ops;
+  for (const gpu::Entry& e : gpu::entries()) ops.push_back(e.op);
+  return ops;
+}
+
+}  // namespace magneto
