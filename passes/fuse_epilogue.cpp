@@ -35,7 +35,7 @@ namespace {
 bool soleUse(const Value* v) { return v->uses().size() == 1 && !v->isGraphOutput(); }
 
 bool isEpilogueHost(const Node* n) {
-  const OpSchema* s = OpRegistry::instance().find(n->kind());
+  const OpSchema* s = n->schema();
   return s && s->has(kHasEpilogue) && n->output(0)->dtype() == DType::kF32;
 }
 
@@ -179,7 +179,7 @@ Expected<bool> fuseEpilogues(Graph& g) {
       if (next->kind() == "Add" && next->output(0)->type() == y->type()) {
         fused = host->kind() == "Conv" && (fuseBias(g, host, next) || fuseResidual(g, host, next));
       } else {
-        const OpSchema* s = OpRegistry::instance().find(next->kind());
+        const OpSchema* s = next->schema();
         if (s && s->has(kActivation)) fused = fuseActivation(g, host, next);
       }
       if (!fused) {

@@ -23,7 +23,7 @@ bool isGroupableOp(const Node& n) {
   if (kCompute.count(n.kind())) return true;
   // A slice copied into its Concat's result (place-concat-slices) is a kernel; a view is not.
   if (n.kind() == "MgChannelSlice") return n.attrs().getInt("materialize", 0) != 0;
-  const OpSchema* s = OpRegistry::instance().find(n.kind());
+  const OpSchema* s = n.schema();
   return s && s->has(kElementwise) && n.output(0)->type().numel() >= 1024;
 }
 
@@ -63,7 +63,7 @@ bool isViewNode(const Node& n) {
   if (n.kind() == "MgChannelSlice")
     return n.attrs().getInt("materialize", 0) == 0 && n.hasInput(0) && n.input(0)->rank() >= 2 &&
            n.input(0)->dims()[0] == 1;
-  const OpSchema* s = OpRegistry::instance().find(n.kind());
+  const OpSchema* s = n.schema();
   return s && s->has(kView);
 }
 

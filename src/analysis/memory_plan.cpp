@@ -34,7 +34,7 @@ bool isArenaValue(const Value* v) {
 }
 
 bool canAlias(const Node* n) {
-  const OpSchema* s = OpRegistry::instance().find(n->kind());
+  const OpSchema* s = n->schema();
   if (!s || !s->has(kView) || n->numOutputs() != 1 || !n->hasInput(0)) return false;
   const Value* in = n->input(0);
   const Value* out = n->output(0);

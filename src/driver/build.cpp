@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -280,13 +281,21 @@ const char* const kEmuPchHeaders[] = {
     "mutex",     "new",        "set",     "string",     "thread",           "tuple", "type_traits",
     "utility",   "vector"};
 
+// A temporary name beside `target` that no other process or thread writes: `magnetoc tune` builds
+// its variants on several threads of one process, so the pid alone is not enough (two threads
+// once wrote one .gch through the same name and left a corrupt precompiled header in the cache).
+std::string uniqueTempName(const std::string& target) {
+  static std::atomic<uint64_t> counter{0};
+  return target + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
 // Compiles `cmd` into `target` through a temporary file and an atomic rename, so that parallel
 // checks never see a half-written cache entry. Returns early when the target exists.
 Status publishCompiled(std::vector<std::string> cmd, const std::string& target,
                        const std::string& what) {
   std::error_code ec;
   if (fs::is_regular_file(target, ec)) return Status::success();
-  std::string tmp = target + ".tmp." + std::to_string(::getpid());
+  std::string tmp = uniqueTempName(target);
   cmd.insert(cmd.end(), {"-o", tmp});
   MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
   if (r.exitCode != 0) {
@@ -317,7 +326,7 @@ Expected<std::vector<std::string>> cachedPch(const std::string& compiler,
   fs::create_directories(dir, ec);
   std::string hdr = (dir / "mg_pch.h").string();
   if (!fs::is_regular_file(hdr, ec)) {
-    std::string tmp = hdr + ".tmp." + std::to_string(::getpid());
+    std::string tmp = uniqueTempName(hdr);
     MG_RETURN_IF_ERROR(writeFile(tmp, header));
     std::rename(tmp.c_str(), hdr.c_str());
   }

@@ -242,7 +242,7 @@ class Importer {
   }
 
   Status foldIfConstant(Node* n, const onnx::NodeProto& np) {
-    const OpSchema* s = OpRegistry::instance().find(n->kind());
+    const OpSchema* s = n->schema();
     bool constant = true;
     for (Value* v : n->inputs())
       if (v && !(v->isConstant() && v->constant().hasData())) constant = false;

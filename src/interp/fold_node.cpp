@@ -18,7 +18,7 @@ bool allConstant(const Node& n) {
 }  // namespace
 
 Expected<bool> foldNode(Graph& g, Node* n) {
-  const OpSchema* s = OpRegistry::instance().find(n->kind());
+  const OpSchema* s = n->schema();
   if (!s || s->has(kNoFold)) return false;
   bool shapeOnly = s->has(kShapeOnly);
   if (!shapeOnly && !allConstant(*n)) return false;

@@ -31,7 +31,7 @@ bool hasReferenceKernel(const std::string& op) { return mgrt::findKernel(op.c_st
 Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
   mgrt::KernelFn fn = mgrt::findKernel(n.kind().c_str());
   if (!fn) return unsupported("{}: no reference kernel for '{}'", n.describe(), n.kind());
-  const OpSchema* schema = OpRegistry::instance().find(n.kind());
+  const OpSchema* schema = n.schema();
   const bool shapeOnly = schema && schema->has(kShapeOnly);  // reads dims, never data
   std::vector<mgrt::Tensor> ins(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "magneto/ir/op_schema.h"
+
 namespace magneto {
 
 [[noreturn]] void internalError(const char* file, int line, const std::string& what) {
@@ -83,6 +85,7 @@ Node* Graph::createNode(const std::string& kind, const std::vector<Value*>& inpu
   auto n = std::make_unique<Node>();
   Node* raw = n.get();
   raw->kind_ = kind;
+  raw->schema_ = OpRegistry::instance().find(kind);
   raw->name_ = name;
   raw->attrs_ = std::move(attrs);
   raw->graph_ = this;
@@ -268,6 +271,7 @@ std::unique_ptr<Graph> Graph::clone() const {
     auto nn = std::make_unique<Node>();
     Node* raw = nn.get();
     raw->kind_ = n->kind_;
+    raw->schema_ = n->schema_;
     raw->name_ = n->name_;
     raw->attrs_ = n->attrs_;
     raw->group_ = n->group_;

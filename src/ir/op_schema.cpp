@@ -56,7 +56,7 @@ void InferContext::setOutput(size_t i, TensorType t) {
 
 Status inferNode(Node& n) {
   std::string ctx = n.describe() + ": ";
-  const OpSchema* s = OpRegistry::instance().find(n.kind());
+  const OpSchema* s = n.schema();
   if (!s) return unsupported("{}unsupported operator '{}'", ctx, n.kind());
   int nin = static_cast<int>(n.numInputs());
   // Trailing absent optional operands do not count.

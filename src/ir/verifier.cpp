@@ -82,7 +82,7 @@ Status verifyGraph(const Graph& g) {
   for (size_t k = 0; k < cn.size(); ++k) {
     // A node whose shape operands are not constants yet (textual IR before folding) keeps the
     // types it was given: they cannot be re-derived.
-    if (const OpSchema* s = OpRegistry::instance().find(cn[k]->kind())) {
+    if (const OpSchema* s = cn[k]->schema()) {
       bool pending = false;
       for (int op : s->shapeOperands) {
         const Value* v = cn[k]->input(op);

@@ -83,7 +83,7 @@ OpWork opWork(const Node& n) {
   w.elements = 0;
   for (const Value* v : n.outputs()) w.elements += numelOf(v);  // Split has several
   const std::string& k = n.kind();
-  const OpSchema* schema = OpRegistry::instance().find(k);
+  const OpSchema* schema = n.schema();
 
   if (k == "Conv" && n.hasInput(1) && x && y) {
     const Value* wt = n.input(1);

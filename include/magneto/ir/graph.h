@@ -25,6 +25,7 @@ namespace magneto {
 
 class Node;
 class Graph;
+struct OpSchema;
 
 struct Use {
   Node* node;
@@ -69,6 +70,9 @@ class Value {
 class Node {
  public:
   const std::string& kind() const { return kind_; }
+  // The op's schema (magneto/ir/op_schema.h), looked up once when the node is created; null for
+  // an op the registry does not know (the importer reports those by name).
+  const OpSchema* schema() const { return schema_; }
   const std::string& name() const { return name_; }
   void setName(std::string n) { name_ = std::move(n); }
   // "node 'conv1' (Conv)": how errors name a node.
@@ -97,6 +101,7 @@ class Node {
  private:
   friend class Graph;
   std::string kind_;
+  const OpSchema* schema_ = nullptr;
   std::string name_;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
