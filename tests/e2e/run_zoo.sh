@@ -38,21 +38,54 @@ done
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 passed_work() { [ "${MAGNETO_KEEP_ZOO_WORK:-0}" = 1 ] || rm -rf "$1"; }
 
+# The exports (full size, small size, the light graphs' weights) run side by side: each is mostly
+# one Python thread. Their output is kept in logs and shown when one fails.
 folders=()
+exports=()
+export_log="$work/exports"
+mkdir -p "$export_log"
 if [ -n "$models" ]; then
   echo "exporting $models to $out"
-  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$models"
+  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$models" > "$export_log/full.log" 2>&1 &
+  exports+=("$!:full")
   IFS=',' read -ra names <<< "$models"
   folders+=("${names[@]}")
 fi
 if [ -n "$small_models" ]; then
   echo "exporting $small_models (--small) to $out"
-  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$small_models" --small
+  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$small_models" --small > "$export_log/small.log" 2>&1 &
+  exports+=("$!:small")
   IFS=',' read -ra names <<< "$small_models"
   for m in "${names[@]}"; do folders+=("${m}_small"); done
 fi
+light=()
+light_problem=""
+if [ "$light_models" != none ] && [ -n "$light_models" ]; then
+  if [ -d "$light_src" ]; then
+    echo "preparing the light models ($light_models) from $light_src"
+    /usr/bin/python3 "$root/models/light.py" --src "$light_src" --out "$out" --models "$light_models" \
+      > "$export_log/light.log" 2>&1 &
+    exports+=("$!:light")
+    IFS=',' read -ra light <<< "$light_models"
+  else
+    light_problem="light models: $light_src not found (MAGNETO_LIGHT_DIR)"
+  fi
+fi
+for e in "${exports[@]}"; do
+  if ! wait "${e%%:*}"; then
+    cat "$export_log/${e#*:}.log"
+    if [ "${e#*:}" = light ]; then light=(); light_problem="light models: models/light.py failed"
+    else echo "run_zoo.sh: the ${e#*:} export failed" >&2; exit 1; fi
+  fi
+done
+cat "$export_log"/full.log "$export_log"/small.log 2>/dev/null | grep -v '^$' || true
 
 passed=0; failed=0; failures=()
+[ -n "$light_problem" ] && { echo "FAIL $light_problem"; failed=$((failed + 1)); failures+=("$light_problem"); }
+# The checks: "LABEL|MODEL DIR|WORK DIR|ARGS", run two at a time (a check is one compiler process,
+# then the model's runs; the parallel variant's 2 threads share the cores with the other check, which
+# changes its speed, never its results), reported in queue order.
+queue=()
 for m in "${folders[@]}"; do
   dir="$out/$m"
   # onnxruntime-node's outputs on the same input, as a second test data set (redone after a
@@ -69,40 +102,42 @@ for m in "${folders[@]}"; do
   read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])).get('tolerance',{}); print(t.get('rtol',1e-3), t.get('atol',1e-4))" "$dir/meta.json")
   # With the parallel passes on 2 threads, so that joint groups run as parallel regions of the
   # thread pool (docs/PARALLEL.md); without them on the default one thread.
-  for variant in "" "--no-parallel-opt"; do
-    label="$m${variant:+ $variant}"
-    threads=2; [ -n "$variant" ] && threads=1
-    if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --data "$ort_dir" --threads "$threads" \
-         --work-dir "$work/$m${variant:+-noparallel}" --rtol "$rtol" --atol "$atol" -q $variant; then
-      echo "PASS $label"; passed=$((passed + 1)); passed_work "$work/$m${variant:+-noparallel}"
-    else
-      echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")
-    fi
-  done
+  queue+=("$m|$dir|$work/$m|--data $ort_dir --threads 2 --rtol $rtol --atol $atol")
+  queue+=("$m --no-parallel-opt|$dir|$work/$m-noparallel|--data $ort_dir --threads 1 --rtol $rtol --atol $atol --no-parallel-opt")
 done
 # The light model-zoo graphs: onnxruntime's outputs are their reference (models/light.py).
-if [ "$light_models" != none ] && [ -n "$light_models" ]; then
-  if [ -d "$light_src" ]; then
-    echo "preparing the light models ($light_models) from $light_src"
-    if /usr/bin/python3 "$root/models/light.py" --src "$light_src" --out "$out" --models "$light_models"; then
-      IFS=',' read -ra names <<< "$light_models"
-      for m in "${names[@]}"; do
-        dir="$out/light_$m"
-        read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'])" "$dir/meta.json")
-        if "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" --threads 2 \
-             --work-dir "$work/light_$m" --rtol "$rtol" --atol "$atol" -q; then
-          echo "PASS light_$m"; passed=$((passed + 1)); passed_work "$work/light_$m"
-        else
-          echo "FAIL light_$m"; failed=$((failed + 1)); failures+=("light_$m")
-        fi
-      done
-    else
-      echo "FAIL light models: models/light.py failed"; failed=$((failed + 1)); failures+=("light.py")
-    fi
+for m in "${light[@]}"; do
+  dir="$out/light_$m"
+  read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'])" "$dir/meta.json")
+  queue+=("light_$m|$dir|$work/light_$m|--threads 2 --rtol $rtol --atol $atol")
+done
+# One queued check; its exit status goes to WORK.rc (beside the work folder, which a pass removes).
+check_one() {
+  local label dir w args
+  IFS='|' read -r label dir w args <<< "$1"
+  mkdir -p "$(dirname "$w")"
+  local rc=0
+  # shellcheck disable=SC2086  # ARGS are words
+  "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" $args --work-dir "$w" -q > "$w.log" 2>&1 || rc=$?
+  echo $rc > "$w.rc"
+  if [ $rc -eq 0 ]; then passed_work "$w"; fi
+}
+running=0; pids=()
+for item in "${queue[@]}"; do
+  check_one "$item" &
+  pids+=($!); running=$((running + 1))
+  if [ "$running" -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
+done
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+for item in "${queue[@]}"; do
+  IFS='|' read -r label _ w _ <<< "$item"
+  cat "$w.log"
+  if [ "$(cat "$w.rc" 2>/dev/null)" = 0 ]; then
+    echo "PASS $label"; passed=$((passed + 1))
   else
-    echo "FAIL light models: $light_src not found (MAGNETO_LIGHT_DIR)"; failed=$((failed + 1)); failures+=("light models")
+    echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")
   fi
-fi
+done
 # The CPU target's parallel regions on 2 and 3 threads, and the benchmark script's output format,
 # where the models they need were exported above.
 if [ -f "$out/multi_tower/model.onnx" ] && [ -f "$out/nasnet_a_mobile_small/model.onnx" ] &&
