@@ -98,6 +98,13 @@ expect_rc 0 "check" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_
 grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check printed no ok line: $(cat "$work/out.txt")"
 expect_rc 1 "check against a wrong output" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_wrong" -q
 grep -q "output y: .*FAIL" "$work/out.txt" || fail "check printed no FAIL line"
+# Two references for the same inputs: the runner runs once, and each reference is compared.
+expect_rc 1 "check against a right and a wrong output of the same input" -- "$magnetoc" check "$model" \
+  --data "$work/m/test_data_set_0" --data "$work/m/test_data_set_wrong" -v
+[ "$(grep -c "output y: max_abs_err=.* ok" "$work/out.txt")" = 1 ] && grep -q "output y: .*FAIL" "$work/out.txt" ||
+  fail "the right and the wrong reference were not each compared: $(cat "$work/out.txt")"
+[ "$(grep -c "magnetoc: running on" "$work/err.txt")" = 1 ] && grep -q "were run above" "$work/err.txt" ||
+  fail "the runner did not run once for two data sets with the same inputs: $(cat "$work/err.txt")"
 expect_rc 1 "check without data" -- "$magnetoc" check "$model"
 expect_rc 0 "check --target hip --emulate" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --target hip --emulate -q
 grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check --target hip --emulate printed no ok line"
