@@ -8,26 +8,14 @@
 
 #include <string>
 
-#include "magneto/codegen/gpu_emitter.h"
-#include "magneto/analysis/memory_plan.h"
-#include "magneto/target/device_profile.h"
-#include "op_test_util.h"
+#include "gpu_lowering_test_util.h"
 
 namespace magneto {
 namespace {
 
-Expected<TemplateVars> emit(const std::string& text) {
-  auto g = testing::parseVerified(text);
-  if (!g) return badInput("the test graph does not parse");
-  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
-  MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile("h200"));
-  TemplateVars vars;
-  MG_ASSIGN_OR_RETURN(GpuEmitSummary sum, emitGpuProgram(*g, plan, device, vars));
-  (void)sum;
-  return vars;
-}
+Expected<TemplateVars> emit(const std::string& text) { return testing::emitGpu(text); }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) { return testing::contains(s, what); }
 
 TEST(GpuConvNdLowering, Conv3dAndConvTransposeAreDirectPrograms) {
   auto vars = emit(R"(graph @t {
