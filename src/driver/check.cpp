@@ -312,7 +312,6 @@ Expected<bool> checkModel(const CheckOptions& o) {
   };
   std::vector<Built> builds;
   std::map<std::string, std::string> ranOn;  // build key | inputs | order -> the run folder
-  std::vector<std::string> runs;
   int failedOutputs = 0, totalOutputs = 0;
   Status error;
   for (size_t i = 0; i < sets.size() && error.ok(); ++i) {
@@ -344,17 +343,19 @@ Expected<bool> checkModel(const CheckOptions& o) {
     std::vector<std::string> orders = o.emulate && !o.emulateOrders.empty() ? o.emulateOrders
                                                                             : std::vector<std::string>{""};
     const std::string inputs = b->key + "|" + inputsFingerprint(ds);
-    for (const std::string& order : orders) {
+    for (size_t oi = 0; oi < orders.size(); ++oi) {
+      const std::string& order = orders[oi];
       // A second reference for the same inputs (the zoo's test_data_set_ort beside PyTorch's
       // test_data_set_0) is compared with the first run's outputs: same build, same inputs, same
       // order give the same bytes, and under --racecheck a run costs seconds.
-      auto earlier = ranOn.find(inputs + "|" + order);
+      const std::string runKey = inputs + "|" + order;
+      auto earlier = ranOn.find(runKey);
       const bool run = earlier == ranOn.end();
-      std::string runDir = run ? fmt::format("{}/run_{}_{}", work, i, runs.size()) : earlier->second;
+      // One folder per data set and order: a later data set may read any earlier order's outputs.
+      std::string runDir = run ? fmt::format("{}/run_{}_{}", work, i, oi) : earlier->second;
       if (run) {
         std::error_code ec;
         fs::create_directories(runDir, ec);
-        runs.push_back(runDir);
         rep.progress("running on " + ds.dir + (order.empty() ? "" : " (emulation order " + order + ")"));
       } else {
         rep.progress("the inputs of " + ds.dir + " were run above: comparing that run's outputs");
@@ -365,7 +366,7 @@ Expected<bool> checkModel(const CheckOptions& o) {
         error = outcome.status();
         break;
       }
-      if (outcome->ran) ranOn[inputs + "|" + order] = runDir;
+      if (outcome->ran) ranOn[runKey] = runDir;
       failedOutputs += outcome->failed;
       totalOutputs += static_cast<int>(std::max(ds.outputs.size(), b->result.graph->outputs().size()));
     }
