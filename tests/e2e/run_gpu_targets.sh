@@ -46,19 +46,7 @@ export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 passed=0; failed=0; failures=()
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); failures+=("$1"); }
-# two_at_a_time FUNC ITEM...: runs "FUNC ITEM" for every item in the background, at most two at a
-# time (two cores), and returns when all have finished. Each is waited for by its pid: a bare
-# `wait` after `wait -n` was seen returning before the last job had finished.
-two_at_a_time() {
-  local fn=$1 item running=0 pids=() p
-  shift
-  for item in "$@"; do
-    "$fn" "$item" &
-    pids+=($!); running=$((running + 1))
-    if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
-  done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-}
+source "$root/tests/lib/two_at_a_time.sh"
 rm -rf "$work"; mkdir -p "$work/zoo"
 # nvcc and hipcc leave empty folders (NAME-xxxxxx) in TMPDIR: keep them in the work folder.
 mkdir -p "$work/tmp"; export TMPDIR="$work/tmp"

@@ -122,13 +122,8 @@ check_one() {
   echo $rc > "$w.rc"
   if [ $rc -eq 0 ]; then passed_work "$w"; fi
 }
-running=0; pids=()
-for item in "${queue[@]}"; do
-  check_one "$item" &
-  pids+=($!); running=$((running + 1))
-  if [ "$running" -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
-done
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+source "$root/tests/lib/two_at_a_time.sh"
+two_at_a_time check_one "${queue[@]}"
 for item in "${queue[@]}"; do
   IFS='|' read -r label _ w _ <<< "$item"
   cat "$w.log"
