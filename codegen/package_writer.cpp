@@ -136,6 +136,16 @@ std::string reportJson(const Graph& g, const MemoryPlan& plan, const PackageOpti
       jsonPorts(g.outputs(), o.outputNames), steps);
 }
 
+// Text for a Python docstring: no quotes that could end it, no backslash escapes.
+std::string pythonDocSafe(std::string s) {
+  for (char& c : s) {
+    if (c == '"') c = '\'';
+    if (c == '\\') c = '/';
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return s;
+}
+
 std::string portRows(const std::vector<Value*>& vs, const std::vector<std::string>& names) {
   std::string rows;
   for (size_t i = 0; i < vs.size(); ++i)
@@ -312,6 +322,14 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     MG_ASSIGN_OR_RETURN(std::string text, renderTemplateFile(dirName, it.tmpl, vars));
     MG_RETURN_IF_ERROR(writeFileIfChanged((out / it.file).string(), text));
     sum.files.push_back(it.file);
+  }
+  // The Python loader uses only the C interface, the same for every target: one template.
+  vars["MODEL_PY"] = pythonDocSafe(o.model);
+  {
+    MG_ASSIGN_OR_RETURN(std::string text, renderTemplateFile("common", "NAME.py.in", vars));
+    const std::string file = o.name + ".py";
+    MG_RETURN_IF_ERROR(writeFileIfChanged((out / file).string(), text));
+    sum.files.push_back(file);
   }
   MG_RETURN_IF_ERROR(
       writeFileIfChanged((out / "report.json").string(), reportJson(g, plan, o, sum.weightsChecksum)));

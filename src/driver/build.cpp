@@ -426,6 +426,30 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
   return (fs::path(dir) / runner).string();
 }
 
+Expected<std::string> buildSharedFast(const std::string& dir, const std::string& name,
+                                      bool embeddedWeights, const std::string& arch,
+                                      const Reporter& rep) {
+  MG_ASSIGN_OR_RETURN(std::string lib, cachedRuntimeLibrary("cpu", arch, rep));
+  std::vector<std::string> flags = modelFlags(arch);
+  flags.push_back("-fPIC");
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "build-fast", ec);
+  const std::string object = "build-fast/" + name + ".pic.o";
+  const std::string shared = "lib" + name + ".so";
+  std::vector<std::string> compile = {cxxCompiler()};
+  compile.insert(compile.end(), flags.begin(), flags.end());
+  compile.insert(compile.end(), {"-I.", "-c", name + ".cpp", "-o", object});
+  std::vector<std::string> link = {cxxCompiler()};
+  link.insert(link.end(), flags.begin(), flags.end());
+  link.insert(link.end(), {"-shared", "-o", shared, object});
+  if (embeddedWeights) link.insert(link.end(), {name + "_weights.S", "-Wa,-I."});
+  link.insert(link.end(), {lib, "-lpthread", "-Wl,--exclude-libs,ALL"});
+  if (inPath("ld.gold")) link.push_back("-fuse-ld=gold");  // as in buildRunnerFast
+  std::string log = (fs::path(dir) / "build-fast" / "build-shared.log").string();
+  MG_RETURN_IF_ERROR(runLogged({compile, link}, dir, log, "building the package's shared library", rep));
+  return (fs::path(dir) / shared).string();
+}
+
 Expected<std::string> buildPackageRunner(const std::string& dir, const std::string& name,
                                          const std::string& target, bool emulate,
                                          bool embeddedWeights, const std::string& arch,

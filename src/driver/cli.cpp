@@ -86,6 +86,11 @@ const Flag kFlags[] = {
      "--svg graph.svg"},
     {"--build", nullptr, nullptr, kCompile,
      "also build the package with its own CMake (OUT_DIR/build)", "--build"},
+    {"--shared", nullptr, nullptr, kCompile,
+     "cpu: also build OUT_DIR/libNAME.so, the shared library NAME.py (the package's Python "
+     "loader) uses, against the runtime cached in MAGNETO_CACHE_DIR (seconds, not the CMake "
+     "build's minute)",
+     "--shared"},
     {"--data", nullptr, "DIR", kCheck,
      "a test data folder with input_K.pb and output_K.pb (repeatable)",
      "--data model/test_data_set_0"},
@@ -164,9 +169,10 @@ const Command kCommands[] = {
     {"compile", kCompile,
      "magnetoc compile MODEL.onnx -o OUT_DIR [--target cpu|cuda|hip] [--arch ARCH] [--name NAME]\n"
      "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]\n"
-     "        [--device PROFILE] [--tuning RECORD.json] [--precision fp32|fp16]",
+     "        [--shared] [--device PROFILE] [--tuning RECORD.json] [--precision fp32|fp16]",
      "Compiles an ONNX model into a C library package: NAME.h, NAME.cpp, weights, runtime/,\n"
-     "CMakeLists.txt, README.md, report.json. --build builds it with the package's own CMake."},
+     "CMakeLists.txt, README.md, report.json, NAME.py (a Python loader: ctypes and NumPy).\n"
+     "--build builds it with the package's own CMake; --shared builds libNAME.so for NAME.py fast."},
     {"check", kCheck,
      "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
      "        [--emulate-order LIST] [--racecheck]\n"
@@ -361,6 +367,7 @@ int runCommand(const Command& c, int argc, char** argv) {
       co.passesGiven = true;
     } else if (n == "--no-parallel-opt") co.parallelOpt = false;
     else if (n == "--build") co.build = true;
+    else if (n == "--shared") co.shared = true;
     else if (n == "--device") ro.device = co.device = v;
     else if (n == "--json") ro.jsonPath = v;
     else if (n == "--dot") ro.dotPath = v;
@@ -430,14 +437,15 @@ int runCommand(const Command& c, int argc, char** argv) {
     auto r = compileModel(co);
     if (!r.ok()) return reportError(r.status());
     Reporter(co.common.verbosity)
-        .progress(fmt::format("wrote {} ({} steps{}, arena {} bytes, weights {} bytes){}", co.outDir,
+        .progress(fmt::format("wrote {} ({} steps{}, arena {} bytes, weights {} bytes){}{}", co.outDir,
                               r->summary.steps,
                               r->summary.kernels > 0
                                   ? fmt::format(", {} launches of {} kernels ({} joint)", r->summary.launches,
                                                 r->summary.kernels, r->summary.jointLaunches)
                                   : "",
                               r->summary.arenaBytes, r->summary.weightsBytes,
-                              co.build ? "; built in " + co.outDir + "/build" : ""));
+                              co.build ? "; built in " + co.outDir + "/build" : "",
+                              co.shared ? "; shared library " + co.outDir + "/lib" + r->name + ".so" : ""));
     return 0;
   }
   if (cmd == "report") {

@@ -134,6 +134,16 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
                          sum.steps, sum.aliasedViews, sum.concatOperandsInPlace, sum.concatsElided,
                          sum.arenaBytes, sum.weightsBytes));
 
+  if (o.shared) {
+    if (o.target != "cpu")
+      return unsupported("--shared builds the cpu target's library against the cached runtime; "
+                         "for --target {} use --build (the package's CMake builds lib{}.so, "
+                         "option {}_SHARED)",
+                         o.target, name, name);
+    rep.progress("building " + (fs::path(o.outDir) / ("lib" + name + ".so")).string() +
+                 " (fast path: cached runtime + one compiler call)");
+    MG_RETURN_IF_ERROR(buildSharedFast(o.outDir, name, !o.weightsFile, o.arch, rep).status());
+  }
   if (o.build) {
     rep.progress("building with CMake in " + (fs::path(o.outDir) / "build").string());
     MG_RETURN_IF_ERROR(buildWithCmake(o.outDir, rep));

@@ -377,7 +377,7 @@ TEST(Package, DeterministicAndComplete) {
     EXPECT_EQ(content, trees[1].at(name)) << name << " differs between two writes";
   }
   for (const char* f : {"tiny.h", "tiny.cpp", "tiny_weights.bin", "tiny_weights.S", "CMakeLists.txt",
-                        "README.md", "report.json", "tiny_runner.cpp", "tiny-config.cmake",
+                        "README.md", "report.json", "tiny_runner.cpp", "tiny-config.cmake", "tiny.py",
                         "runtime/mg_runtime.h"})
     EXPECT_TRUE(trees[0].count(f)) << f;
   const std::string& cpp = trees[0]["tiny.cpp"];

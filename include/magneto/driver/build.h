@@ -33,6 +33,13 @@ Expected<std::string> buildRunnerFast(const std::string& dir, const std::string&
                                       bool embeddedWeights, const std::string& arch,
                                       const Reporter& rep);
 
+// Builds DIR/libNAME.so, the shared library NAME.py loads, against the cached runtime (the
+// fast path's flags, -fPIC): `magnetoc compile --shared`. The runtime's symbols stay inside the
+// library (--exclude-libs): only the NAME_* functions are exported. Returns the library's path.
+Expected<std::string> buildSharedFast(const std::string& dir, const std::string& name,
+                                      bool embeddedWeights, const std::string& arch,
+                                      const Reporter& rep);
+
 // Builds DIR/build-emu/NAME_runner from a GPU package (NAME.cu or NAME.hip) with the host C++
 // compiler and MG_GPU_EMULATE: the package's kernels run on the CPU emulation of runtime/gpu.
 // racecheck: with clang++ and ThreadSanitizer instead, into DIR/build-race (the emulation's race
