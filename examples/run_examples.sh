@@ -4,8 +4,11 @@
 #   1. cmake --install of Magneto into a prefix; that magnetoc compiles the model (--name classifier)
 #   2. the example with add_subdirectory(package); its top-5 must equal PyTorch's
 #   3. the package built and installed on its own; the example with find_package(classifier)
-#   4. a cuda package (--target cuda): built for the CPU emulation and run (top-5 again), then
+#   4. a cuda package (--target cuda): built for the CPU emulation and run (top-5 again), from C++
+#      and from Python (the package's classifier.py on the libclassifier.so its CMake built), then
 #      built with nvcc for sm_80;sm_90 (built only: running needs a GPU)
+#   5. examples/python/classify_torchvision.py with the installed magneto Python package: exports
+#      SqueezeNet 1.1 with torch.onnx.export, magneto.compile, compared with PyTorch
 # Called by scripts/test.sh (stage "examples").   examples/run_examples.sh [--build-dir DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,6 +77,18 @@ cmake --build "$work/app-cuda-emu" -j 2 >/dev/null
 out="$(MG_EMU_THREADS=2 "$work/app-cuda-emu/classify" "$work/input.raw" --runs 1)"; echo "$out"
 check_top5 "$out" "cuda package, emulated"
 
+step "the cuda package from Python: classifier.py on the emulated libclassifier.so (classifier_SHARED)"
+out="$(env PYTHONPATH="$work/classifier-cuda" MG_EMU_THREADS=2 $py - "$work/input.raw" \
+  "$work/app-cuda-emu/classifier/libclassifier.so" <<'PY'
+import sys, numpy as np, classifier
+m = classifier.Model(library=sys.argv[2], threads=None)
+x = np.fromfile(sys.argv[1], np.float32).reshape(m.inputs[0].shape)
+y = m.run([x])[m.outputs[0].name]
+print("top-5: " + " ".join(str(i) for i in np.argsort(-y.reshape(-1), kind="stable")[:5]))
+PY
+)"; echo "$out"
+check_top5 "$out" "cuda package from Python (classifier.py), emulated"
+
 step "the same application built for NVIDIA GPUs with nvcc (sm_80;sm_90; running it needs a GPU)"
 nvcc=/usr/local/cuda/bin/nvcc
 if [ -x "$nvcc" ]; then
@@ -85,6 +100,14 @@ if [ -x "$nvcc" ]; then
 else
   echo "SKIPPED: $nvcc not found (it comes with this machine image): the CUDA build of the example is NOT checked"
 fi
+
+step "examples/python: magneto.compile of a torchvision model exported by the script, with the installed magneto package"
+pyout="$(env -u MAGNETO_HOME -u MAGNETOC PYTHONPATH="$work/prefix/lib/python3/dist-packages" \
+  $py "$root/examples/python/classify_torchvision.py" --out "$work/python" --runs 5)" ||
+  { echo "$pyout"; echo "FAIL: examples/python/classify_torchvision.py"; exit 1; }
+echo "$pyout"
+grep -q "^magnetoc: $work/prefix/bin/magnetoc$" <<<"$pyout" ||
+  { echo "FAIL: the installed magneto package did not use the installed magnetoc"; exit 1; }
 
 step "a wrong-sized input file gets a message, not a crash"
 head -c 100 "$work/input.raw" > "$work/short.raw"

@@ -47,6 +47,7 @@ expect_rc 1 "missing model" -- "$magnetoc" compile "$work/nope.onnx" -o "$work/x
 grep -q "magnetoc: error:" "$work/err.txt" || fail "no message for a missing model"
 expect_rc 0 "cuda target" -- "$magnetoc" compile "$model" -o "$work/cu" --target cuda
 grep -q "__global__ void" "$work/cu/tiny.cu" || fail "--target cuda wrote no kernels"
+grep -q "^TARGET = \"cuda\"" "$work/cu/tiny.py" || fail "--target cuda wrote no tiny.py"
 expect_rc 1 "unknown target" -- "$magnetoc" compile "$model" -o "$work/x" --target tpu
 grep -q "unknown target 'tpu'" "$work/err.txt" || fail "no message for an unknown target"
 expect_rc 1 "bad shape" -- "$magnetoc" compile "$model" -o "$work/x" --shape x=1xfoo
@@ -55,11 +56,11 @@ expect_rc 1 "bad name" -- "$magnetoc" compile "$model" -o "$work/x" --name 9live
 step "compile --build"
 expect_rc 0 "compile --build" -- "$magnetoc" compile "$model" -o "$work/pkg" --name tiny --build -q
 for f in tiny.h tiny.cpp tiny_weights.bin tiny_weights.S CMakeLists.txt README.md report.json \
-         runtime/mg_runtime.h build/libtiny.a build/tiny_runner; do
+         tiny.py runtime/mg_runtime.h build/libtiny.a build/libtiny.so build/tiny_runner; do
   [ -e "$work/pkg/$f" ] || fail "package lacks $f"
 done
 grep -q '"kernels": ' "$work/pkg/report.json" || fail "report.json has no kernels"
-if grep -rq "$work" "$work/pkg"/*.h "$work/pkg"/*.cpp "$work/pkg"/*.txt "$work/pkg"/*.json "$work/pkg"/*.md; then
+if grep -rq "$work" "$work/pkg"/*.h "$work/pkg"/*.cpp "$work/pkg"/*.txt "$work/pkg"/*.json "$work/pkg"/*.md "$work/pkg"/*.py; then
   fail "generated files contain an absolute path"
 fi
 
@@ -92,6 +93,19 @@ CMAKE
 cp "$here/use_tiny.c" "$work/app/"
 expect_rc 0 "find_package(tiny)" -- bash -c "cmake -S '$work/app' -B '$work/app/build' -DCMAKE_PREFIX_PATH='$work/prefix' && cmake --build '$work/app/build'"
 expect_rc 0 "installed package runs" -- "$work/app/build/app" "$work/m/x.bin" "$work/m/y.bin"
+
+step "Python: tiny.py on the CMake-built build/libtiny.so, and on the installed one"
+# NAME.py finds the library beside itself, in build/, or (installed: PREFIX/lib/python) in ../.
+py_run='import sys, numpy as np, tiny
+m = tiny.Model(threads=2)
+y = m.run({"x": np.fromfile(sys.argv[1], np.float32).reshape(1, 3, 8, 8)})["y"]
+err = float(abs(y - np.fromfile(sys.argv[2], np.float32).reshape(y.shape)).max())
+print(tiny._lib._name, err)
+sys.exit(0 if err < 1e-4 else 1)'
+expect_rc 0 "tiny.py with build/libtiny.so" -- env PYTHONPATH="$work/pkg" $py -c "$py_run" "$work/m/x.bin" "$work/m/y.bin"
+grep -q "/build/libtiny.so " "$work/out.txt" || fail "tiny.py: $(cat "$work/out.txt" "$work/err.txt")"
+expect_rc 0 "installed tiny.py" -- env PYTHONPATH="$work/prefix/lib/python" $py -c "$py_run" "$work/m/x.bin" "$work/m/y.bin"
+grep -q "prefix/lib/libtiny.so " "$work/out.txt" || fail "installed tiny.py: $(cat "$work/out.txt" "$work/err.txt")"
 
 step "check"
 expect_rc 0 "check" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0"
