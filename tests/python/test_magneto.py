@@ -182,6 +182,8 @@ class MagnetoTest(unittest.TestCase):
     def test_library_not_found(self):
         with self.assertRaisesRegex(OSError, "cannot load the tiny library; tried"):
             magneto.load(self.pkg, library=os.path.join(self.work, "libnone.so"))
+        with self.assertRaisesRegex(ValueError, "libtiny.so is loaded already"):
+            self.m.module.Model(library=os.path.join(self.work, "libnone.so"))
 
     # --- magneto's other functions and errors ------------------------------------------------
     def test_compile_errors(self):
