@@ -141,6 +141,8 @@ Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile
 Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_loss.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
+Expected<std::vector<GpuItem>> lowerLoss(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).

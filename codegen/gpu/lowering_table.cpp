@@ -112,6 +112,9 @@ std::vector<Entry> buildEntries() {
       {"Concat", lowerConcat},
       {"Split", lowerSplit},
       {"Gather", lowerGather},
+      // Losses (lower_loss.cpp).
+      {"NegativeLogLikelihoodLoss", lowerLoss},
+      {"SoftmaxCrossEntropyLoss", lowerLoss},
       // Elementwise ops whose expressions are not rows of a table (lower_map.cpp).
       {"MgElementwise", lowerElementwise},
       {"BatchNormalization", lowerBatchNorm},

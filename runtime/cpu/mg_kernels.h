@@ -18,6 +18,7 @@ const KernelEntry* reductionKernels();    // k_reduction.cpp
 const KernelEntry* tensorKernels();       // k_tensor.cpp
 const KernelEntry* nnKernels();           // k_nn.cpp
 const KernelEntry* recurrentKernels();    // k_recurrent.cpp
+const KernelEntry* lossKernels();         // k_loss.cpp
 const KernelEntry* fusedKernels();        // k_fused.cpp: Magneto's internal fused ops
 const KernelEntry* fastKernels();         // f_*.cpp: optimized kernels, same contract
 

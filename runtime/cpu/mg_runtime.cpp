@@ -281,8 +281,8 @@ void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
 namespace {
 const KernelEntry* const* familyTables() {
   static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
-                                        nnKernels(), recurrentKernels(), fusedKernels(),
-                                        nullptr};
+                                        nnKernels(), recurrentKernels(), lossKernels(),
+                                        fusedKernels(), nullptr};
   return tables;
 }
 KernelFn lookup(const KernelEntry* t, const char* op) {

@@ -10,6 +10,7 @@ void registerReductionOps(OpRegistry& r);    // Reduce*, Softmax, ArgMax, CumSum
 void registerTensorOps(OpRegistry& r);       // Concat, Split, Slice, Reshape, Gather, Resize, ...
 void registerNNOps(OpRegistry& r);           // Conv, ConvTranspose, Gemm, MatMul, pools, norms
 void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
+void registerLossOps(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)
 
 }  // namespace magneto

@@ -8,6 +8,7 @@ void registerAllOps(OpRegistry& r) {
   registerTensorOps(r);
   registerNNOps(r);
   registerRecurrentOps(r);
+  registerLossOps(r);
   registerInternalOps(r);
 }
 
