@@ -54,7 +54,7 @@
 namespace magneto {
 namespace {
 
-constexpr const char* kPassName = "batch-merge";
+constexpr const char* kBatchMergePass = "batch-merge";
 // Stacked weights beyond this are not built at compile time (they would double the package's
 // weights for one group); no zoo group comes near it.
 constexpr int64_t kMaxStackedWeightBytes = int64_t{256} << 20;
@@ -147,7 +147,7 @@ class BatchMerger {
   }
 
  private:
-  void log(const std::string& s) const { ctx_.trace(kPassName, s); }
+  void log(const std::string& s) const { ctx_.trace(kBatchMergePass, s); }
 
   // Members of `sg` split into sets that can share one batched op (schedule order kept).
   std::vector<std::vector<GemmMember>> candidateSets(const SiblingGroup& sg) {
@@ -350,7 +350,7 @@ class BatchMerger {
       g_.replaceAllUsesWith(m->output(0), r->output(0));
     }
     for (const GemmMember& m : set) g_.eraseNode(m.node);
-    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kPassName, list));
+    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kBatchMergePass, list));
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -363,7 +363,7 @@ class BatchMerger {
 
 class BatchMergePass : public Pass {
  public:
-  const char* name() const override { return kPassName; }
+  const char* name() const override { return kBatchMergePass; }
   const char* summary() const override {
     return "merge same-shape sibling GEMMs on different inputs into one batched MatMul (cost model)";
   }

@@ -54,7 +54,7 @@
 namespace magneto {
 namespace {
 
-constexpr const char* kPassName = "batch-merge-conv";
+constexpr const char* kBatchMergeConvPass = "batch-merge-conv";
 // Beyond this the merged weights stop being one packed GEMM panel set worth sharing; no real
 // group comes near it.
 constexpr int64_t kMaxMergedWeightBytes = int64_t{256} << 20;
@@ -111,7 +111,7 @@ class ConvBatchMerger {
   }
 
  private:
-  void log(const std::string& s) const { ctx_.trace(kPassName, s); }
+  void log(const std::string& s) const { ctx_.trace(kBatchMergeConvPass, s); }
 
   // Members of `sg` split into sets that can share one grouped conv (schedule order kept).
   std::vector<std::vector<ConvMember>> candidateSets(const SiblingGroup& sg) {
@@ -351,7 +351,7 @@ class ConvBatchMerger {
       }
     }
     for (const ConvMember& m : set) g_.eraseNode(m.node);
-    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kPassName, list));
+    MG_RETURN_IF_ERROR(merge::resortAfterMerge(g_, kBatchMergeConvPass, list));
     log(fmt::format("#{} merge [{}]: {}", gid, list, pg.reason));
     return true;
   }
@@ -363,7 +363,7 @@ class ConvBatchMerger {
 
 class BatchMergeConvPass : public Pass {
  public:
-  const char* name() const override { return kPassName; }
+  const char* name() const override { return kBatchMergeConvPass; }
   const char* summary() const override {
     return "merge same-shape sibling Convs on different inputs into one grouped Conv (cost model)";
   }

@@ -29,7 +29,7 @@
 namespace magneto {
 namespace {
 
-constexpr const char* kPassName = "parallel-co-optimize";
+constexpr const char* kCoOptimizePass = "parallel-co-optimize";
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using merge::memberName;
@@ -120,7 +120,7 @@ class CoOptimizer {
   }
 
  private:
-  void log(const std::string& line) const { ctx_.trace(kPassName, line); }
+  void log(const std::string& line) const { ctx_.trace(kCoOptimizePass, line); }
 
   CoOptimizeDecision decide(const std::vector<Node*>& members) const {
     std::vector<const Node*> ms(members.begin(), members.end());
@@ -226,7 +226,7 @@ class CoOptimizer {
 
 class ParallelCoOptimizePass : public Pass {
  public:
-  const char* name() const override { return kPassName; }
+  const char* name() const override { return kCoOptimizePass; }
   const char* summary() const override {
     return "choose joint kernel / streams / nothing per sibling group from the device cost model";
   }

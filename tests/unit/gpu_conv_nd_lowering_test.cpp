@@ -13,12 +13,8 @@
 namespace magneto {
 namespace {
 
-Expected<TemplateVars> emit(const std::string& text) { return testing::emitGpu(text); }
-
-bool has(const std::string& s, const std::string& what) { return testing::contains(s, what); }
-
 TEST(GpuConvNdLowering, Conv3dAndConvTransposeAreDirectPrograms) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[1,4,5,6,4]
   input %w : f32[6,2,3,2,3]
   input %b : f32[6]
@@ -31,17 +27,17 @@ TEST(GpuConvNdLowering, Conv3dAndConvTransposeAreDirectPrograms) {
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(has(k, "mgk::convNdBlock<float, 256>")) << k;
-  EXPECT_FALSE(has(k, "mgk::convBlock<")) << k;
-  EXPECT_TRUE(has(init, "p.N = 1; p.C = 4; p.M = 6; p.group = 2; p.transposed = 0;")) << init;
-  EXPECT_TRUE(has(init, "mgSet(p.g.out, {3, 5, 3});")) << init;
+  EXPECT_TRUE(testing::contains(k, "mgk::convNdBlock<float, 256>")) << k;
+  EXPECT_FALSE(testing::contains(k, "mgk::convBlock<")) << k;
+  EXPECT_TRUE(testing::contains(init, "p.N = 1; p.C = 4; p.M = 6; p.group = 2; p.transposed = 0;")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.g.out, {3, 5, 3});")) << init;
   // ConvTranspose: M = 3 * group; out = s*(in-1) + output_padding + k - pads.
-  EXPECT_TRUE(has(init, "p.N = 1; p.C = 4; p.M = 6; p.group = 2; p.transposed = 1;")) << init;
-  EXPECT_TRUE(has(init, "mgSet(p.g.out, {7, 8});")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.N = 1; p.C = 4; p.M = 6; p.group = 2; p.transposed = 1;")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.g.out, {7, 8});")) << init;
 }
 
 TEST(GpuConvNdLowering, PoolsOnlyWhereThe2dProgramDiffers) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[1,2,5,5,5]
   input %v : f32[1,2,5,5]
   %m = MaxPool(%x) {kernel_shape = [2, 2, 2], strides = [2, 2, 2]}
@@ -52,22 +48,22 @@ TEST(GpuConvNdLowering, PoolsOnlyWhereThe2dProgramDiffers) {
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(has(k, "mgk::poolNdBlock<float, 256>")) << k;
-  EXPECT_TRUE(has(k, "mgk::poolBlock<")) << k;  // the plain 2-D AveragePool
-  EXPECT_TRUE(has(init, "p.NC = 2; p.isMax = 1; p.countIncludePad = 0;")) << init;
-  EXPECT_TRUE(has(init, "p.NC = 2; p.isMax = 0; p.countIncludePad = 1;")) << init;
-  EXPECT_TRUE(has(init, "mgSet(p.padEnd, {1, 0});")) << init;
+  EXPECT_TRUE(testing::contains(k, "mgk::poolNdBlock<float, 256>")) << k;
+  EXPECT_TRUE(testing::contains(k, "mgk::poolBlock<")) << k;  // the plain 2-D AveragePool
+  EXPECT_TRUE(testing::contains(init, "p.NC = 2; p.isMax = 1; p.countIncludePad = 0;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.NC = 2; p.isMax = 0; p.countIncludePad = 1;")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.padEnd, {1, 0});")) << init;
 }
 
 TEST(GpuConvNdLowering, RefusesWhatTheProgramsDoNotCover) {
-  auto indices = emit(R"(graph @t {
+  auto indices = testing::emitGpu(R"(graph @t {
   input %x : f32[1,2,4,4,4]
   %y, %i = MaxPool(%x) {kernel_shape = [2, 2, 2]}
   output %y, %i
 })");
   ASSERT_FALSE(indices.ok());
   EXPECT_EQ(indices.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(indices.status().message(), "Indices")) << indices.status().message();
+  EXPECT_TRUE(testing::contains(indices.status().message(), "Indices")) << indices.status().message();
 }
 
 }  // namespace

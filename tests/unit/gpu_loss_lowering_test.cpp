@@ -13,8 +13,6 @@
 namespace magneto {
 namespace {
 
-bool has(const std::string& s, const std::string& what) { return testing::contains(s, what); }
-
 TEST(GpuLossLowering, SceMeanWithLogProbIsTwoMapItemsInOneLaunch) {
   // N = 2, C = 3, D = 4: 8 samples; sample i's column starts at (i / 4) * 12 + i % 4.
   auto vars = testing::emitGpu(R"(graph @t {
@@ -27,16 +25,16 @@ TEST(GpuLossLowering, SceMeanWithLogProbIsTwoMapItemsInOneLaunch) {
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   EXPECT_EQ(vars->at("NUM_LAUNCHES"), "1");
   const std::string& k = vars->at("KERNELS");
-  EXPECT_TRUE(has(k, "mgk::mapBlock<F0_0, 1,")) << k;  // the mean: one element
-  EXPECT_TRUE(has(k, "mgk::mapBlock<F0_1,")) << k;     // log_prob
+  EXPECT_TRUE(testing::contains(k, "mgk::mapBlock<F0_0, 1,")) << k;  // the mean: one element
+  EXPECT_TRUE(testing::contains(k, "mgk::mapBlock<F0_1,")) << k;     // log_prob
   const std::string& f = vars->at("FUNCTORS");
-  EXPECT_TRUE(has(f, "for (int64_t i = 0; i < 8; ++i)")) << f;
-  EXPECT_TRUE(has(f, "x + (i / 4) * 12 + i % 4")) << f;
-  EXPECT_TRUE(has(f, "if (k != -1LL)")) << f;
-  EXPECT_TRUE(has(f, "loss / wsum")) << f;
-  EXPECT_TRUE(has(f, "static_cast<const float*>(in[2])[k]")) << f;  // the weight
-  EXPECT_TRUE(has(f, "p[((o / 4) % 3) * 4]")) << f;                  // log_prob's class
-  EXPECT_TRUE(has(f, "loss += NAN")) << f;                           // target out of range
+  EXPECT_TRUE(testing::contains(f, "for (int64_t i = 0; i < 8; ++i)")) << f;
+  EXPECT_TRUE(testing::contains(f, "x + (i / 4) * 12 + i % 4")) << f;
+  EXPECT_TRUE(testing::contains(f, "if (k != -1LL)")) << f;
+  EXPECT_TRUE(testing::contains(f, "loss / wsum")) << f;
+  EXPECT_TRUE(testing::contains(f, "static_cast<const float*>(in[2])[k]")) << f;  // the weight
+  EXPECT_TRUE(testing::contains(f, "p[((o / 4) % 3) * 4]")) << f;                  // log_prob's class
+  EXPECT_TRUE(testing::contains(f, "loss += NAN")) << f;                           // target out of range
 }
 
 TEST(GpuLossLowering, NllNoneMapsOverTheTargetsInDouble) {
@@ -48,13 +46,13 @@ TEST(GpuLossLowering, NllNoneMapsOverTheTargetsInDouble) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& f = vars->at("FUNCTORS");
-  EXPECT_TRUE(has(f, "const int32_t* const t")) << f;
-  EXPECT_TRUE(has(f, "const double* const p = x + idx[0]")) << f;
-  EXPECT_TRUE(has(f, "static_cast<double>(p[(k) * 5])")) << f;  // no log-softmax
-  EXPECT_FALSE(has(f, "log(se)")) << f;
-  EXPECT_FALSE(has(f, "for (int64_t i = 0;")) << f;
+  EXPECT_TRUE(testing::contains(f, "const int32_t* const t")) << f;
+  EXPECT_TRUE(testing::contains(f, "const double* const p = x + idx[0]")) << f;
+  EXPECT_TRUE(testing::contains(f, "static_cast<double>(p[(k) * 5])")) << f;  // no log-softmax
+  EXPECT_FALSE(testing::contains(f, "log(se)")) << f;
+  EXPECT_FALSE(testing::contains(f, "for (int64_t i = 0;")) << f;
   // x's strides over the targets' dims [2, 5]: C * D = 15 for n, 1 for d.
-  EXPECT_TRUE(has(vars->at("INIT_PARAMS"), "mgSet(p.inStrides[0], {15, 1})"))
+  EXPECT_TRUE(testing::contains(vars->at("INIT_PARAMS"), "mgSet(p.inStrides[0], {15, 1})"))
       << vars->at("INIT_PARAMS");
 }
 

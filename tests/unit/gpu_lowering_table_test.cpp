@@ -14,10 +14,6 @@
 namespace magneto {
 namespace {
 
-Expected<TemplateVars> emit(const std::string& text) { return testing::emitGpu(text); }
-
-bool has(const std::string& s, const std::string& what) { return testing::contains(s, what); }
-
 TEST(GpuLoweringTable, EveryEntryIsARegisteredOpAndAppearsOnce) {
   std::set<std::string> seen;
   for (const std::string& op : gpuLoweredOps()) {
@@ -30,18 +26,18 @@ TEST(GpuLoweringTable, EveryEntryIsARegisteredOpAndAppearsOnce) {
 }
 
 TEST(GpuLoweringTable, AnOpWithoutAnEntryIsRefusedNamingIt) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[4]
   %y = Shrink(%x) {lambd = 0.5}
   output %y
 })");
   ASSERT_FALSE(vars.ok());
   EXPECT_EQ(vars.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(vars.status().message(), "no kernel for op 'Shrink'")) << vars.status().message();
+  EXPECT_TRUE(testing::contains(vars.status().message(), "no kernel for op 'Shrink'")) << vars.status().message();
 }
 
 TEST(GpuLoweringTable, ElementTypePicksTheLowering) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[3,4]
   input %d : f64[3,4]
   input %i : i64[3,4]
@@ -55,23 +51,23 @@ TEST(GpuLoweringTable, ElementTypePicksTheLowering) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& f = vars->at("FUNCTORS");
-  EXPECT_TRUE(has(f, "sqrtf(a0)")) << f;                      // float32: lower_map.cpp
-  EXPECT_TRUE(has(f, "const double x = a0;")) << f;           // float64: lower_opset.cpp
-  EXPECT_TRUE(has(f, "= sqrt(x);")) << f;
-  EXPECT_TRUE(has(vars->at("KERNELS"), "mgk::reduceBlock<")) << vars->at("KERNELS");  // float32
-  EXPECT_TRUE(has(f, "mgk::reduceTyped<int64_t, mgk::kRedSum>")) << f;                // int64
-  EXPECT_TRUE(has(f, "(a0 > a1 ? a0 : a1)")) << f;           // Max's integer form
+  EXPECT_TRUE(testing::contains(f, "sqrtf(a0)")) << f;                      // float32: lower_map.cpp
+  EXPECT_TRUE(testing::contains(f, "const double x = a0;")) << f;           // float64: lower_opset.cpp
+  EXPECT_TRUE(testing::contains(f, "= sqrt(x);")) << f;
+  EXPECT_TRUE(testing::contains(vars->at("KERNELS"), "mgk::reduceBlock<")) << vars->at("KERNELS");  // float32
+  EXPECT_TRUE(testing::contains(f, "mgk::reduceTyped<int64_t, mgk::kRedSum>")) << f;                // int64
+  EXPECT_TRUE(testing::contains(f, "(a0 > a1 ? a0 : a1)")) << f;           // Max's integer form
 }
 
 TEST(GpuLoweringTable, AFloatOnlyExpressionRefusesIntegers) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %i : i64[4]
   %y = Pow(%i, %i)
   output %y
 })");
   ASSERT_FALSE(vars.ok());
   EXPECT_EQ(vars.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(vars.status().message(), "no elementwise kernel for 'Pow' on i64"))
+  EXPECT_TRUE(testing::contains(vars.status().message(), "no elementwise kernel for 'Pow' on i64"))
       << vars.status().message();
 }
 

@@ -13,12 +13,8 @@
 namespace magneto {
 namespace {
 
-Expected<TemplateVars> emit(const std::string& text) { return testing::emitGpu(text); }
-
-bool has(const std::string& s, const std::string& what) { return testing::contains(s, what); }
-
 TEST(GpuOpsetLowering, ScatterIsACopyThenTheUpdatesInAnotherLaunch) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[4,3,2]
   input %i : i64[5,1]
   input %u : f32[5,3,2]
@@ -29,15 +25,15 @@ TEST(GpuOpsetLowering, ScatterIsACopyThenTheUpdatesInAnotherLaunch) {
   EXPECT_EQ(vars->at("NUM_LAUNCHES"), "2");
   const std::string& k = vars->at("KERNELS");
   EXPECT_LT(k.find("mgk::mapBlock<"), k.find("mgk::scatterNDBlock<float, 256>"));
-  EXPECT_TRUE(has(k, "phase 2 of 2")) << k;
+  EXPECT_TRUE(testing::contains(k, "phase 2 of 2")) << k;
   const std::string& init = vars->at("INIT_PARAMS");
   // 5 tuples of one index, a slice of 3*2 elements, reduction mul (2), int64 indices.
-  EXPECT_TRUE(has(init, "p.tuples = 5; p.slice = 6; p.last = 1; p.rank = 3;")) << init;
-  EXPECT_TRUE(has(init, "p.reduction = 2; p.indexBytes = 8;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.tuples = 5; p.slice = 6; p.last = 1; p.rank = 3;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.reduction = 2; p.indexBytes = 8;")) << init;
 }
 
 TEST(GpuOpsetLowering, ScatterElementsThreadPerIndexLine) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : i64[2,2,3]
   input %i : i32[2,2,2]
   input %u : i64[2,2,2]
@@ -45,16 +41,16 @@ TEST(GpuOpsetLowering, ScatterElementsThreadPerIndexLine) {
   output %y
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
-  EXPECT_TRUE(has(vars->at("KERNELS"), "mgk::scatterElementsBlock<int64_t, 256>"));
+  EXPECT_TRUE(testing::contains(vars->at("KERNELS"), "mgk::scatterElementsBlock<int64_t, 256>"));
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(has(init, "p.lines = 4; p.rank = 3; p.axis = 1;")) << init;
-  EXPECT_TRUE(has(init, "p.reduction = 3; p.indexBytes = 4;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.lines = 4; p.rank = 3; p.axis = 1;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.reduction = 3; p.indexBytes = 4;")) << init;
 }
 
 TEST(GpuOpsetLowering, ResizeTapsAreTablesOfTheCpuPlanner) {
   // Linear, half_pixel, 2 -> 4 along the last axis: output x maps to (x + 0.5) / 2 - 0.5, i.e.
   // -0.25, 0.25, 0.75, 1.25, whose taps clamp to the border.
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[1,1,2,2]
   const %s : f32[4] = dense<[1, 1, 1, 2]>
   %y = Resize(%x, _, %s) {mode = "linear"}
@@ -62,18 +58,18 @@ TEST(GpuOpsetLowering, ResizeTapsAreTablesOfTheCpuPlanner) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& f = vars->at("FUNCTORS");
-  EXPECT_TRUE(has(f, "mgk::resizeElement<float, 4, false>")) << f;
-  EXPECT_TRUE(has(f, "__device__ const int32_t F0_0_first3[] = {0, 2, 4, 6, 8};")) << f;
-  EXPECT_TRUE(has(f, "__device__ const int64_t F0_0_offset3[] = {0, 0, 0, 1, 0, 1, 1, 1};")) << f;
-  EXPECT_TRUE(has(f, "__device__ const double F0_0_weight3[] = {0.25, 0.75, 0.75, 0.25, 0.25, 0.75, 0.75, 0.25};")) << f;
+  EXPECT_TRUE(testing::contains(f, "mgk::resizeElement<float, 4, false>")) << f;
+  EXPECT_TRUE(testing::contains(f, "__device__ const int32_t F0_0_first3[] = {0, 2, 4, 6, 8};")) << f;
+  EXPECT_TRUE(testing::contains(f, "__device__ const int64_t F0_0_offset3[] = {0, 0, 0, 1, 0, 1, 1, 1};")) << f;
+  EXPECT_TRUE(testing::contains(f, "__device__ const double F0_0_weight3[] = {0.25, 0.75, 0.75, 0.25, 0.25, 0.75, 0.75, 0.25};")) << f;
   // The unchanged axes: one tap of weight 1 per coordinate.
-  EXPECT_TRUE(has(f, "__device__ const double F0_0_weight2[] = {1, 1};")) << f;
+  EXPECT_TRUE(testing::contains(f, "__device__ const double F0_0_weight2[] = {1, 1};")) << f;
 }
 
 TEST(GpuOpsetLowering, ResizeNeedsConstantOperands) {
   // The taps are computed at compile time: a roi known only at run time cannot be lowered (the
   // output shape does not depend on it, so shape inference accepts it).
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[1,1,4,4]
   input %roi : f32[8]
   const %s : f32[4] = dense<[1, 1, 0.5, 0.5]>
@@ -82,12 +78,12 @@ TEST(GpuOpsetLowering, ResizeNeedsConstantOperands) {
 })");
   ASSERT_FALSE(vars.ok());
   EXPECT_EQ(vars.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(vars.status().message(), "(Resize)")) << vars.status().message();
-  EXPECT_TRUE(has(vars.status().message(), "computed roi")) << vars.status().message();
+  EXPECT_TRUE(testing::contains(vars.status().message(), "(Resize)")) << vars.status().message();
+  EXPECT_TRUE(testing::contains(vars.status().message(), "computed roi")) << vars.status().message();
 }
 
 TEST(GpuOpsetLowering, ClaimsOnlyWhatTheFloatFamiliesRefuse) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[3,4]
   input %b : bool[3,4]
   input %d : f64[5]
@@ -105,17 +101,17 @@ TEST(GpuOpsetLowering, ClaimsOnlyWhatTheFloatFamiliesRefuse) {
   const std::string& f = vars->at("FUNCTORS");
   const std::string& init = vars->at("INIT_PARAMS");
   // float32 reductions stay with reduceBlock, noop_with_empty_axes included (one element each).
-  EXPECT_TRUE(has(k, "mgk::reduceBlock<")) << k;
-  EXPECT_TRUE(has(init, "p.outN = 12; p.redN = 1;")) << init;
-  EXPECT_TRUE(has(f, "mgk::reduceTyped<uint8_t, mgk::kRedMax>")) << f;  // bool: any
+  EXPECT_TRUE(testing::contains(k, "mgk::reduceBlock<")) << k;
+  EXPECT_TRUE(testing::contains(init, "p.outN = 12; p.redN = 1;")) << init;
+  EXPECT_TRUE(testing::contains(f, "mgk::reduceTyped<uint8_t, mgk::kRedMax>")) << f;  // bool: any
   // Both Mish forms call the activation table's formula (runtime/common/mg_acts.h).
-  EXPECT_TRUE(has(f, "mgrt::acts::fn::Mish<double>(x, 0, 0)")) << f;      // f64: lower_opset
-  EXPECT_TRUE(has(f, "mgrt::acts::fn::Mish<float>(a0, ")) << f;          // f32: lower_map
-  EXPECT_TRUE(has(f, "mgk::convertTo<mgk::Half>(a0)")) << f;
+  EXPECT_TRUE(testing::contains(f, "mgrt::acts::fn::Mish<double>(x, 0, 0)")) << f;      // f64: lower_opset
+  EXPECT_TRUE(testing::contains(f, "mgrt::acts::fn::Mish<float>(a0, ")) << f;          // f32: lower_map
+  EXPECT_TRUE(testing::contains(f, "mgk::convertTo<mgk::Half>(a0)")) << f;
 }
 
 TEST(GpuOpsetLowering, NormalizationAndWindowPrograms) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[2,6,3,3]
   input %s : f32[6]
   input %c : f32[1,12,8]
@@ -128,18 +124,18 @@ TEST(GpuOpsetLowering, NormalizationAndWindowPrograms) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
-  EXPECT_TRUE(has(k, "mgk::groupNormBlock<float, 256>"));
-  EXPECT_TRUE(has(k, "mgk::lpPoolBlock<float, 256>"));
-  EXPECT_TRUE(has(k, "mgk::col2imBlock<float, 256>"));
+  EXPECT_TRUE(testing::contains(k, "mgk::groupNormBlock<float, 256>"));
+  EXPECT_TRUE(testing::contains(k, "mgk::lpPoolBlock<float, 256>"));
+  EXPECT_TRUE(testing::contains(k, "mgk::col2imBlock<float, 256>"));
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(has(init, "p.rows = 6; p.groups = 3; p.per = 2; p.spatial = 9; p.perChannel = 1; p.epsilon = 0.0099999997764825821;")) << init;
-  EXPECT_TRUE(has(init, "p.NC = 12; p.p = 3;")) << init;
-  EXPECT_TRUE(has(init, "mgSet(p.g.out, {2, 2});")) << init;  // ceil_mode: 3x3 -> 2x2
-  EXPECT_TRUE(has(init, "mgSet(p.g.out, {4, 2});")) << init;  // Col2Im's block positions
+  EXPECT_TRUE(testing::contains(init, "p.rows = 6; p.groups = 3; p.per = 2; p.spatial = 9; p.perChannel = 1; p.epsilon = 0.0099999997764825821;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.NC = 12; p.p = 3;")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.g.out, {2, 2});")) << init;  // ceil_mode: 3x3 -> 2x2
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.g.out, {4, 2});")) << init;  // Col2Im's block positions
 }
 
 TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
-  auto f16 = emit(R"(graph @t {
+  auto f16 = testing::emitGpu(R"(graph @t {
   input %x : f16[1,1,2,2]
   const %s : f32[4] = dense<[1, 1, 2, 2]>
   %y = Resize(%x, _, %s) {mode = "linear"}
@@ -147,9 +143,9 @@ TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
 })");
   ASSERT_FALSE(f16.ok());
   EXPECT_EQ(f16.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(f16.status().message(), "f16")) << f16.status().message();
+  EXPECT_TRUE(testing::contains(f16.status().message(), "f16")) << f16.status().message();
 
-  auto boolAdd = emit(R"(graph @t {
+  auto boolAdd = testing::emitGpu(R"(graph @t {
   input %x : bool[4]
   input %i : i64[2,1]
   input %u : bool[2]
@@ -158,7 +154,7 @@ TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
 })");
   ASSERT_FALSE(boolAdd.ok());
   EXPECT_EQ(boolAdd.status().code(), ErrorCode::kUnsupported);
-  EXPECT_TRUE(has(boolAdd.status().message(), "(ScatterND)")) << boolAdd.status().message();
+  EXPECT_TRUE(testing::contains(boolAdd.status().message(), "(ScatterND)")) << boolAdd.status().message();
 }
 
 }  // namespace

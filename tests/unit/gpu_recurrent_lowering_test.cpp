@@ -13,8 +13,6 @@
 namespace magneto {
 namespace {
 
-Expected<TemplateVars> emit(const std::string& text) { return testing::emitGpu(text); }
-
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -24,7 +22,7 @@ size_t count(const std::string& s, const std::string& what) {
 TEST(GpuRecurrentLowering, LstmIsTwoLaunchesSharingScratch) {
   // seq 5, batch 3, input 7, hidden 20: gx 5*3*80 floats = 4800 bytes (-> 4864, 256-aligned),
   // R^T 20*80 floats = 6400 bytes (-> 6400).
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[5,3,7]
   input %w : f32[1,80,7]
   input %r : f32[1,80,20]
@@ -54,7 +52,7 @@ TEST(GpuRecurrentLowering, LstmIsTwoLaunchesSharingScratch) {
 }
 
 TEST(GpuRecurrentLowering, GruBidirectionalLayoutOneWithInt64Lengths) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[3,4,6]
   input %w : f32[2,300,6]
   input %r : f32[2,300,100]
@@ -77,7 +75,7 @@ TEST(GpuRecurrentLowering, GruBidirectionalLayoutOneWithInt64Lengths) {
 TEST(GpuRecurrentLowering, ScratchIsTheLargestStepsNotTheSum) {
   // Two LSTMs on one input: parallel-co-optimize is not run here, so they are two steps, each
   // with its own two launches; the scratch is the larger step's, not the sum.
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[4,2,8]
   input %w1 : f32[1,64,8]
   input %r1 : f32[1,64,16]
@@ -94,7 +92,7 @@ TEST(GpuRecurrentLowering, ScratchIsTheLargestStepsNotTheSum) {
 }
 
 TEST(GpuRecurrentLowering, NoRecurrenceNoScratch) {
-  auto vars = emit(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[4,8]
   %y = Relu(%x)
   output %y
@@ -105,7 +103,7 @@ TEST(GpuRecurrentLowering, NoRecurrenceNoScratch) {
 }
 
 TEST(GpuRecurrentLowering, RefusesWhatTheKernelsDoNotCover) {
-  auto f64 = emit(R"(graph @t {
+  auto f64 = testing::emitGpu(R"(graph @t {
   input %x : f64[5,3,7]
   input %w : f64[1,60,7]
   input %r : f64[1,60,20]
@@ -117,7 +115,7 @@ TEST(GpuRecurrentLowering, RefusesWhatTheKernelsDoNotCover) {
   EXPECT_NE(f64.status().message().find("(GRU)"), std::string::npos) << f64.status().message();
   EXPECT_NE(f64.status().message().find("f64"), std::string::npos) << f64.status().message();
 
-  auto wide = emit(R"(graph @t {
+  auto wide = testing::emitGpu(R"(graph @t {
   input %x : f32[2,1,4]
   input %w : f32[1,5000,4]
   input %r : f32[1,5000,5000]
