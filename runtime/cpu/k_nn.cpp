@@ -11,12 +11,6 @@ namespace nn {
 namespace {
 
 template <typename T>
-T epilogue(const Epilogue& e, double v) {
-  if (e.act == Act::kNone) return static_cast<T>(v);
-  return static_cast<T>(applyAct(e, static_cast<float>(v)));
-}
-
-template <typename T>
 int gemmT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   const char* op = "Gemm";
   const Tensor& A = in[0];

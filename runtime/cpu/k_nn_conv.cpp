@@ -12,12 +12,6 @@ namespace mgrt {
 namespace nn {
 namespace {
 
-template <typename T>
-T epilogue(const Epilogue& e, double v) {
-  if (e.act == Act::kNone) return static_cast<T>(v);
-  return static_cast<T>(applyAct(e, static_cast<float>(v)));
-}
-
 // Kernel offsets, unravelled once: kc[kk * nsp + d].
 std::vector<int64_t> kernelCoords(const std::vector<int64_t>& kernel) {
   int nsp = static_cast<int>(kernel.size());

@@ -99,5 +99,13 @@ inline int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
   return p;
 }
 
+// A reference kernel's fused epilogue on a double accumulator: the activation, if any, in float
+// as the optimized kernels apply it.
+template <typename T>
+T epilogue(const Epilogue& e, double v) {
+  if (e.act == Act::kNone) return static_cast<T>(v);
+  return static_cast<T>(applyAct(e, static_cast<float>(v)));
+}
+
 }  // namespace nn
 }  // namespace mgrt
