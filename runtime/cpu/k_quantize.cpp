@@ -16,8 +16,8 @@
 // (QuantizeLinear, DequantizeLinear), per row of A / column of B / row of y (the matrix
 // products), per output channel (the convolutions' weights); shape inference checked which.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "k_nn_internal.h"
@@ -138,9 +138,7 @@ int kDequantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, in
   const int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = v.channel(i);
-    // int64: an int32 x minus its zero point may leave int32's range.
-    int64_t d = static_cast<int64_t>(intAt(x, i)) - zp.zero(c);
-    y[i] = static_cast<float>(d) * scale.scale(c);
+    y[i] = dequantize(intAt(x, i), zp.zero(c), scale.scale(c));
   }
   return 0;
 }

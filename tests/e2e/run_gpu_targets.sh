@@ -98,7 +98,7 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_gather_1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length
-        test_sce_mean_weight_ii_3d_log_prob)
+        test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis)
 # One emulated check of a node test folder: "check_case DIR TARGET LOG [extra args]"; exit status is
 # the check's. The cases run two at a time (each check is one compiler process, then the runs).
 check_case() {
