@@ -184,6 +184,14 @@ save("quantize_float8_zero_point.onnx", model(
     [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q1")], [X],
     [vi("y", None)], [numpy_helper.from_array(np.array(1.0, np.float32), "s"),
                       TensorProto(name="z", data_type=17, raw_data=b"\x00")], opset=19))
+# The integer quantization ops have no GPU lowering yet: --target hip refuses the node by name.
+save("qlinearmatmul_gpu.onnx", model(
+    [helper.make_node("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"],
+                      name="qmm1")],
+    [vi("a", [2, 3], TensorProto.UINT8)], [vi("y", None, TensorProto.UINT8)],
+    [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+     numpy_helper.from_array(np.array(3, np.uint8), "z"),
+     numpy_helper.from_array(np.arange(12, dtype=np.uint8).reshape(3, 4), "b")]))
 # Opset 21's block quantization: refused by name, never computed per tensor instead.
 save("quantize_block_size.onnx", model(
     [helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q1", axis=3, block_size=4)],
