@@ -157,6 +157,8 @@ Expected<std::vector<GpuItem>> lowerUnaryF64(const Node& n, const TileConfig& ti
 // Reduce* on bool, integer and float64 tensors.
 Expected<std::vector<GpuItem>> lowerTypedReduce(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerCenterCropPad(const Node& n, const TileConfig& tile, LowerContext& cx);
+// QuantizeLinear, DequantizeLinear (the other quantization ops have no GPU lowering yet).
+Expected<std::vector<GpuItem>> lowerQuantize(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerResize(const Node& n, const TileConfig& tile, LowerContext& cx);
 // ScatterND, ScatterElements, Scatter.
 Expected<std::vector<GpuItem>> lowerScatter(const Node& n, const TileConfig& tile, LowerContext& cx);

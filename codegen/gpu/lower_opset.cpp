@@ -13,6 +13,8 @@
 //   unary math on float64               Mish, Exp, Tanh, ... with the CPU's formulas in double
 //   Reduce* on bool, integers, float64  mgk::reduceTyped (wrapping integer sums, double sums)
 //   CenterCropPad                       a copy with a shift per axis, zeros where it pads
+//   QuantizeLinear, DequantizeLinear    int8/uint8 (int32 into DequantizeLinear), per tensor or
+//                                       per axis; runtime/common/mg_quant.h's formulas, the CPU's
 //   Resize, ScatterND, ScatterElements, Scatter, GroupNormalization, Col2Im, LpPool, DeformConv
 //                                       lower_opset_compute.cpp
 // Why the results equal the CPU target's: every functor and program computes the CPU runtime's
@@ -50,10 +52,12 @@ std::string doubleList(const std::vector<double>& v) {
 namespace {
 
 // A map item over the output's index space whose functor loads operands `ins` (broadcast to the
-// output) into locals a0, a1, ... of their storage types and then runs `body`.
+// output, or read with `strides[k]` per output dim where given) into locals a0, a1, ... of their
+// storage types and then runs `body`.
 Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<const Value*>& ins,
                                            const std::string& body, const TileConfig& tile,
-                                           LowerContext& cx) {
+                                           LowerContext& cx,
+                                           const std::vector<std::vector<int64_t>>& strides = {}) {
   const Value* y = n.output(0);
   std::string name = functorName(cx), f = functorHead(name);
   std::vector<MapOperand> ops;
@@ -63,7 +67,8 @@ Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<cons
       return unsupported("{}: operand {} of type {} on the cuda/hip targets", n.describe(), k,
                          dtypeName(ins[k]->dtype()));
     f += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", t, k);
-    ops.push_back({cx.ptr(ins[k]), 0, broadcastStrides(ins[k]->dims(), y->dims())});
+    ops.push_back({cx.ptr(ins[k]), 0,
+                   k < strides.size() ? strides[k] : broadcastStrides(ins[k]->dims(), y->dims())});
   }
   f += body + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
@@ -110,6 +115,36 @@ Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, 
   const char* to = storageType(y->dtype());
   if (!to) return unsupported("{}: {} to {} on the cuda/hip targets", n.describe(), n.kind(), dtypeName(y->dtype()));
   return elementwise(n, {x}, store(y, fmt::format("mgk::convertTo<{}>(a0)", to)), tile, cx);
+}
+
+// ---- QuantizeLinear, DequantizeLinear: k_quantize.cpp, runtime/common/mg_quant.h ------------
+// Scale and zero point are one per tensor (read at index 0 for every element) or one per slice
+// of `axis` (stride 1 along it); shape inference checked which, and refused block quantization.
+Expected<std::vector<GpuItem>> lowerQuantize(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const bool quantize = n.kind() == "QuantizeLinear";
+  const Value *x = n.input(0), *y = n.output(0);
+  const int rank = y->rank();
+  std::vector<const Value*> ins = {x, n.input(1)};
+  std::vector<std::vector<int64_t>> strides = {contiguousStrides(x->dims())};
+  std::vector<int64_t> param(rank, 0);
+  if (n.input(1)->type().numel() != 1) {
+    int64_t axis = n.attrs().getInt("axis", 1);
+    param[axis < 0 ? axis + rank : axis] = 1;
+  }
+  strides.push_back(param);
+  std::string zp = "0";
+  if (n.input(2)) {
+    ins.push_back(n.input(2));
+    strides.push_back(param);
+    zp = "int32_t(a2)";
+  }
+  if (!quantize)
+    return elementwise(n, ins, store(y, fmt::format("mgrt::quant::dequantize(int32_t(a0), {}, a1)", zp)),
+                       tile, cx, strides);
+  const bool s8 = y->dtype() == DType::kI8;
+  std::string expr = fmt::format("static_cast<{}>(mgrt::quant::quantize(float(a0), a1, {}, {}, {}))",
+                                 ctypeOf(y->dtype()), zp, s8 ? -128 : 0, s8 ? 127 : 255);
+  return elementwise(n, ins, store(y, expr), tile, cx, strides);
 }
 
 // ---- Bitwise ops, BitShift: k_elementwise.cpp BitwiseNotOp, k_elementwise_binary.cpp MG_BITS ----

@@ -3,7 +3,7 @@
 // in gpu_lowering.h, split by kind of program:
 //   lower_opset.cpp          the generated map functors: Cast / CastLike, bitwise ops, IsNaN /
 //                            IsInf, float64 math, Reduce* on bool / integer / float64 tensors,
-//                            CenterCropPad
+//                            CenterCropPad, QuantizeLinear / DequantizeLinear
 //   lower_opset_compute.cpp  the programs of runtime/gpu/kernels/mg_opset.cuh: Resize (tap tables),
 //                            ScatterND / ScatterElements, GroupNormalization, Col2Im, LpPool,
 //                            DeformConv

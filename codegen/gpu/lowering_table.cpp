@@ -93,6 +93,8 @@ std::vector<Entry> buildEntries() {
       {"BitShift", opset::lowerBitwise},
       {"IsNaN", opset::lowerIsNanInf},
       {"IsInf", opset::lowerIsNanInf},
+      {"QuantizeLinear", opset::lowerQuantize},
+      {"DequantizeLinear", opset::lowerQuantize},
       // Data movement (lower_data_movement.cpp).
       {"Reshape", lowerCopy},
       {"Flatten", lowerCopy},

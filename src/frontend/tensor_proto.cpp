@@ -173,9 +173,23 @@ Status checkExternalLocation(const onnx::TensorProto& tp, const std::string& bas
   return Status::success();
 }
 
+namespace {
+// Element types that ONNX added after the protobuf definitions Magneto is built against (codes
+// 17 to 26 of ONNX's TensorProto.DataType: the float8 variants of opset 19, the 4-bit types of
+// opset 21, FLOAT4E2M1, FLOAT8E8M0 and the 2-bit types), so that a model using one is told that
+// the type is not supported (exit 2), not that it is no ONNX type at all. Null for other codes.
+const char* newerOnnxTypeName(int32_t onnxType) {
+  static const char* const kNames[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                       "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+                                       "FLOAT8E8M0", "UINT2", "INT2"};
+  return onnxType >= 17 && onnxType <= 26 ? kNames[onnxType - 17] : nullptr;
+}
+}  // namespace
+
 std::string onnxDTypeName(int32_t onnxType) {
   if (onnx::TensorProto_DataType_IsValid(onnxType))
     return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(onnxType));
+  if (const char* newer = newerOnnxTypeName(onnxType)) return newer;
   return fmt::format("{} (not an ONNX data type)", onnxType);
 }
 
@@ -186,7 +200,7 @@ Expected<DType> dtypeFromOnnx(int32_t onnxType) {
       return static_cast<DType>(onnxType);
     case 0: return badInput("element type is UNDEFINED");
     default:
-      if (!onnx::TensorProto_DataType_IsValid(onnxType))
+      if (!onnx::TensorProto_DataType_IsValid(onnxType) && !newerOnnxTypeName(onnxType))
         return badInput("element type {} is not an ONNX data type", onnxType);
       return unsupported("element type {} is not supported", onnxDTypeName(onnxType));
   }

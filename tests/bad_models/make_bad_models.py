@@ -178,6 +178,24 @@ save("initializer_undefined_type.onnx", model(
     [TensorProto(name="w", data_type=0, dims=[1], float_data=[1.0])]))
 save("input_bad_dtype.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu1")],
                                    [vi("x", [2, 2], 99)], [vi("y", None)]))
+# An element type of a newer ONNX than the protobuf Magneto is built with (17: FLOAT8E4M3FN, as
+# QuantizeLinear's opset 19 zero point): not supported, which is not the same as no ONNX type.
+save("quantize_float8_zero_point.onnx", model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q1")], [X],
+    [vi("y", None)], [numpy_helper.from_array(np.array(1.0, np.float32), "s"),
+                      TensorProto(name="z", data_type=17, raw_data=b"\x00")], opset=19))
+# The integer quantization ops have no GPU lowering yet: --target hip refuses the node by name.
+save("qlinearmatmul_gpu.onnx", model(
+    [helper.make_node("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"],
+                      name="qmm1")],
+    [vi("a", [2, 3], TensorProto.UINT8)], [vi("y", None, TensorProto.UINT8)],
+    [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+     numpy_helper.from_array(np.array(3, np.uint8), "z"),
+     numpy_helper.from_array(np.arange(12, dtype=np.uint8).reshape(3, 4), "b")]))
+# Opset 21's block quantization: refused by name, never computed per tensor instead.
+save("quantize_block_size.onnx", model(
+    [helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q1", axis=3, block_size=4)],
+    [X], [vi("y", None)], [f32("s", [1, 3, 8, 2])], opset=21))
 
 
 # --- External data ------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
-# e2e.parallel_forms). One helper does what each needs:
+# e2e.parallel_forms, e2e.qdq). One helper does what each needs:
 # generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
-# interpreter) into a scratch folder, check it on the targets named, assert on what the compiler
+# interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check it on the targets named, assert on what the compiler
 # printed or emitted, and remove the folder however the case ends.
 #
 #   model_cases.sh MAGNETOC SOURCE_DIR CASE
@@ -43,6 +43,18 @@ check_on() {
     esac
     run "check on $t" -- "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" -q "${args[@]}"
   done
+}
+# ort_outputs: onnxruntime-node's outputs on the generated input become the expected outputs
+# (exit 77, a skip, when node or onnxruntime-node is missing; a failure under
+# MAGNETO_REQUIRE_TOOLS=1, where scripts/setup.sh has installed them).
+ort_outputs() {
+  if ! command -v node >/dev/null || ! (cd "$src/tools/ort" && node -e "require('onnxruntime-node')" >/dev/null 2>&1); then
+    [ "${MAGNETO_REQUIRE_TOOLS:-0}" = 1 ] && fail "node or onnxruntime-node is missing though scripts/setup.sh installs them"
+    echo "SKIPPED: node or onnxruntime-node missing (scripts/setup.sh installs them)"
+    exit 77
+  fi
+  run "onnxruntime-node's outputs" -- node "$src/tools/ort/run_ort.js" "$dir/model.onnx" \
+    --inputs "$dir"/test_data_set_0/input_*.pb --outputs-dir "$dir/test_data_set_0" --threads 1
 }
 # expect_in FILE REGEX DESCRIPTION: grep -E in a file the case produced.
 expect_in() { grep -Eq "$2" "$1" || { tail -20 "$1"; fail "$3 (no line matching '$2' in $1)"; }; echo "ok: $3"; }
@@ -95,6 +107,15 @@ case "$case_name" in
     expect_in "$dir/out" 'joint +12 -> 1 .*/experts.7/experts.7.0/Gemm, /q/Gemm, /k/Gemm, /v/Gemm' \
       "cuda: the gate, 8 experts and the Q/K/V projections (K, V narrower) in one joint kernel"
     check_on cpu cpu-serial cuda hip
+    ;;
+  qdq)  # Q/DQ around a Conv and a MatMul: onnxruntime's outputs exactly, CPU and GPU emulations
+    model qdq_model.py
+    ort_outputs
+    for t in "" "--threads 2" "--target cuda --emulate" "--target hip --emulate"; do
+      # shellcheck disable=SC2086  # $t is a list of arguments
+      run "check ${t:-on cpu (1 thread)} at tolerance 0" -- "$magnetoc" check "$dir/model.onnx" \
+        --data "$dir/test_data_set_0" --rtol 0 --atol 0 -q $t
+    done
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -98,10 +98,11 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_gather_1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length
-        test_sce_mean_weight_ii_3d_log_prob)
+        test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis)
 hip_race="test_conv_with_strides_padding test_maxpool_2d_pads test_gemm_all_attributes test_softmax_axis_2
           test_reduce_mean_keepdims_random test_transpose_all_permutations_3 test_gather_1
-          test_lstm_with_peepholes test_gru_seq_length test_sce_mean_weight_ii_3d_log_prob"
+          test_lstm_with_peepholes test_gru_seq_length test_sce_mean_weight_ii_3d_log_prob
+          test_quantizelinear_axis"
 # One emulated check of a node test folder: "check_case DIR TARGET LOG [extra args]"; exit status is
 # the check's. The cases run two at a time (each check is one compiler process, then the runs).
 check_case() {
@@ -251,9 +252,9 @@ else
   tail -15 "$work/device-script.log"; bad "tools/gpu/run_on_device.sh --cpu-test"
 fi
 
-# The opset 18-21 set through the cuda emulation. The whole set (170 cases, each building its own
-# package) costs 800 s of CPU, about 7 minutes on two cores, so CI runs this sample of 68 (350 s of
-# CPU, about 3 minutes): every operator version above 17 of the set
+# The opset 18-21 set through the cuda emulation. The whole set (175 cases, each building its own
+# package) costs about 820 s of CPU, 7 minutes on two cores, so CI runs this sample of 71 (about
+# 365 s of CPU, 3 minutes): every operator version above 17 of the set
 # (docs/CONFORMANCE.md) at least once, the hard parts of each (Resize's antialias, cubic, policies
 # and nearest on uint8; scatters with repeated indices on float and integers; Col2Im in 3-D;
 # GroupNormalization per group and per channel; every Reduce* with axes operands, noop and bool),
@@ -275,7 +276,8 @@ opset_sample=(reduce_mean_axes_input_keepdims reduce_sum_no_axes_keepdims_op21
   castlike21 constant_identity19 constant_identity21 reshape19 reshape21 shape_size19 shape_size21
   squeeze_unsqueeze19 squeeze_unsqueeze21 flatten_transpose21 constantofshape20 constantofshape21
   averagepool19_dilations_pads_count_include_pad averagepool19_dilations_1d lppool18_dilations_ceil
-  deformconv19_groups model18_conv_layernorm_reducemean_split model18_attention_split_qkv
+  deformconv19_groups quantizelinear_per_axis_op19 dequantizelinear_per_axis_op19
+  quantizelinear_output_dtype_op21 model18_conv_layernorm_reducemean_split model18_attention_split_qkv
   model18_conv_mish_resize_axes_pad model21_conv_groupnorm_residual)
 opset_args=(--magnetoc "$magnetoc" --out "$opset_out" --jobs 2 --target cuda --emulate)
 if [ "$opset_all" -eq 0 ]; then

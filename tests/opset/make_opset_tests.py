@@ -50,7 +50,8 @@ OP_VERSIONS = {
     "Equal": [1, 7, 11, 13, 19], "Flatten": [1, 9, 11, 13, 21], "Gelu": [20],
     "GroupNormalization": [18, 21], "Identity": [1, 13, 14, 16, 19, 21], "IsInf": [10, 20],
     "IsNaN": [9, 13, 20], "LayerNormalization": [17], "LpPool": [1, 2, 11, 18],
-    "MatMul": [1, 9, 13], "Mish": [18], "Mul": [1, 6, 7, 13, 14], "Pad": [1, 2, 11, 13, 18, 19, 21],
+    "MatMul": [1, 9, 13], "Mish": [18], "QuantizeLinear": [10, 13, 19, 21],
+    "DequantizeLinear": [10, 13, 19, 21], "Mul": [1, 6, 7, 13, 14], "Pad": [1, 2, 11, 13, 18, 19, 21],
     "ReduceL1": [1, 11, 13, 18], "ReduceL2": [1, 11, 13, 18], "ReduceLogSum": [1, 11, 13, 18],
     "ReduceLogSumExp": [1, 11, 13, 18], "ReduceMax": [1, 11, 12, 13, 18, 20],
     "ReduceMean": [1, 11, 13, 18], "ReduceMin": [1, 11, 12, 13, 18, 20],
@@ -63,7 +64,7 @@ OP_VERSIONS = {
 }
 
 # Operator versions of opsets 18 to 21 that no case covers, because Magneto does not support the
-# operator at all (docs/CONFORMANCE.md lists them with the reason). With OP_VERSIONS this is every
+# operator, or what the version added, at all (docs/CONFORMANCE.md lists them with the reason). With OP_VERSIONS this is every
 # operator version ONNX introduced in opsets 18 to 21.
 UNSUPPORTED = {
     "OptionalGetElement": ([18], "optional types are not supported"),
@@ -71,9 +72,8 @@ UNSUPPORTED = {
     "If": ([19, 21], "control flow (subgraphs) is not supported"),
     "Loop": ([19, 21], "control flow (subgraphs) is not supported"),
     "Scan": ([19, 21], "control flow (subgraphs) is not supported"),
-    "QuantizeLinear": ([19, 21], "quantized types are not supported"),
-    "DequantizeLinear": ([19, 21], "quantized types are not supported"),
-    "QLinearMatMul": ([21], "quantized types are not supported"),
+    "QLinearMatMul": ([21], "version 21 adds float8 operands, which Magneto lacks; int8/uint8 "
+                            "QLinearMatMul runs on the CPU target only (docs/QUANTIZATION.md)"),
     "AffineGrid": ([20], "not implemented"),
     "GridSample": ([20], "not implemented (no version of it is)"),
     "DFT": ([20], "not implemented (no version of it is)"),
@@ -525,6 +525,36 @@ def elementwise_cases():
         [("y", np.bool_), ("z", np.bool_)], doc="Equal-19 on int32 (broadcast) and float")
 
 
+# ------------------------------------------------------------------------------ quantization
+def quantize_cases():
+    # int8/uint8 at versions 19 and 21 (float8, int4 and block_size are not supported). Scales are
+    # powers of two and x a multiple of 1/8, so x / scale is exact and often a tie (k + 0.5):
+    # round half to even decides, and many values saturate.
+    for opset in (19, 21):
+        n = "quantizelinear_per_axis_op%d" % opset
+        r = rng_for(n)
+        x = (r.integers(-2400, 2400, size=(2, 3, 4)) / 8.0).astype(np.float32)
+        add(n, opset, [node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1, saturate=1)],
+            [("x", x)], [("y", np.uint8)],
+            [("s", np.array([0.25, 1.0, 4.0], np.float32)), ("z", np.array([0, 128, 255], np.uint8))],
+            doc="uint8 per slice of axis 1 (scales 0.25, 1, 4; zero points 0, 128, 255), ties and "
+                "saturation")
+        n = "dequantizelinear_per_axis_op%d" % opset
+        r = rng_for(n)
+        add(n, opset, [node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=0)],
+            [("x", r.integers(-128, 128, size=(3, 2, 2)).astype(np.int8))], [("y", F)],
+            [("s", np.array([0.5, 0.125, 2.0], np.float32)), ("z", np.array([-128, 0, 127], np.int8))],
+            doc="int8 per slice of axis 0, zero points at both ends of the range")
+    n = "quantizelinear_output_dtype_op21"
+    r = rng_for(n)
+    x = (r.integers(-1200, 1200, size=(3, 4)) / 8.0).astype(np.float32)
+    add(n, 21, [node("QuantizeLinear", ["x", "s"], ["y"], axis=-1, output_dtype=TensorProto.INT8),
+                node("DequantizeLinear", ["y", "s"], ["d"], axis=-1)],
+        [("x", x)], [("y", np.int8), ("d", F)],
+        [("s", np.array([0.5, 1.0, 0.25, 2.0], np.float32))],
+        doc="output_dtype int8 without a zero point, per slice of axis -1, and back")
+
+
 # ------------------------------------------------------------------------------ casts, views
 def cast_cases():
     for opset in (19, 21):
@@ -716,8 +746,8 @@ def build_cases():
     if CASES:
         return CASES
     for f in (reduce_cases, split_cases, pad_cases, resize_cases, scatter_cases, col2im_cases,
-              groupnorm_cases, centercroppad_cases, elementwise_cases, cast_cases, view_cases,
-              pool_cases, model_cases):
+              groupnorm_cases, centercroppad_cases, elementwise_cases, quantize_cases, cast_cases,
+              view_cases, pool_cases, model_cases):
         f()
     return CASES
 

@@ -1,7 +1,8 @@
 // GPU lowering of the opset 18-21 operators (codegen/gpu/lower_opset*.cpp): which program each
 // becomes, that a scatter is a copy launch then an update launch, that Resize's taps are tables
 // baked into the program, that lower_opset gets only what the float32 lowerings refuse, and
-// that what the kernels do not cover stops the compile with kUnsupported naming the node. The
+// that what the kernels do not cover stops the compile with kUnsupported naming the node, and that
+// QuantizeLinear / DequantizeLinear read their per-axis parameters along the axis. The
 // numerics are checked by kernels.{Scatter,GroupNorm,Window,Resize}Kernel.* and TypedHelpers.*
 // (the programs) and end to end by tests/opset/run_opset_tests.sh --target cuda --emulate.
 #include <gtest/gtest.h>
@@ -134,6 +135,30 @@ TEST(GpuOpsetLowering, NormalizationAndWindowPrograms) {
   EXPECT_TRUE(testing::contains(init, "mgSet(p.g.out, {4, 2});")) << init;  // Col2Im's block positions
 }
 
+TEST(GpuOpsetLowering, QuantizeLinearPerAxisReadsParametersAlongTheAxis) {
+  // x [2,3,4] quantized per slice of axis 1: x reads contiguously, scale and zero point move
+  // only along axis 1; DequantizeLinear with one scale reads index 0 everywhere. Both call the
+  // CPU's formulas (runtime/common/mg_quant.h), int8 saturating at -128 / 127.
+  auto vars = testing::emitGpu(R"(graph @t {
+  input %x : f32[2,3,4]
+  const %s : f32[3] = dense<[0.5, 1, 2]>
+  const %z : i8[3] = dense<[-1, 0, 1]>
+  const %t : f32[] = dense<[0.25]>
+  %q = QuantizeLinear(%x, %s, %z)
+  %y = DequantizeLinear(%q, %t)
+  output %y
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& f = vars->at("FUNCTORS");
+  EXPECT_TRUE(testing::contains(f, "static_cast<int8_t>(mgrt::quant::quantize(float(a0), a1, int32_t(a2), -128, 127))")) << f;
+  EXPECT_TRUE(testing::contains(f, "mgrt::quant::dequantize(int32_t(a0), 0, a1)")) << f;
+  const std::string& init = vars->at("INIT_PARAMS");
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.inStrides[0], {12, 4, 1})")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.inStrides[1], {0, 1, 0})")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.inStrides[2], {0, 1, 0})")) << init;
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.inStrides[1], {0, 0, 0})")) << init;
+}
+
 TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
   auto f16 = testing::emitGpu(R"(graph @t {
   input %x : f16[1,1,2,2]
@@ -155,6 +180,19 @@ TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
   ASSERT_FALSE(boolAdd.ok());
   EXPECT_EQ(boolAdd.status().code(), ErrorCode::kUnsupported);
   EXPECT_TRUE(testing::contains(boolAdd.status().message(), "(ScatterND)")) << boolAdd.status().message();
+
+  // The integer quantization ops have no GPU lowering yet: refused, naming the node.
+  auto qmm = testing::emitGpu(R"(graph @t {
+  input %a : u8[2,3]
+  const %b : u8[3,2] = dense<[1, 2, 3, 4, 5, 6]>
+  const %s : f32[] = dense<[0.5]>
+  const %z : u8[] = dense<[1]>
+  %y = QLinearMatMul(%a, %s, %z, %b, %s, %z, %s, %z)
+  output %y
+})");
+  ASSERT_FALSE(qmm.ok());
+  EXPECT_EQ(qmm.status().code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(testing::contains(qmm.status().message(), "(QLinearMatMul)")) << qmm.status().message();
 }
 
 }  // namespace

@@ -26,6 +26,14 @@
 
 #include "mg_kcommon.cuh"
 
+// QuantizeLinear / DequantizeLinear's formulas, the CPU runtime's: in a generated package
+// runtime/common's files sit beside runtime/kernels/; in the source tree they are runtime/common.
+#if __has_include("../mg_quant.h")
+#include "../mg_quant.h"
+#else
+#include "../../common/mg_quant.h"
+#endif
+
 namespace mgk {
 
 // ONNX bool (one byte, 0 or 1) as a distinct type for convertTo, and the two 16-bit floats as
