@@ -308,8 +308,8 @@ nvcc=/usr/local/cuda/bin/nvcc
 #   syntax  the other models' hip sources through hipcc -fsyntax-only with the package's flags:
 #           clang's semantic analysis of the host and of the gfx90a device side, where its
 #           warnings come from, without the AMDGPU back end (60 of seq2seq_small's 66 s).
-# The back ends (ptxas, AMDGPU code generation) still see every block program in every tile
-# configuration and a joint kernel in ctest's kernels.nvcc, and the two full models' kernels
+# ptxas still sees every block program in every tile configuration and a joint kernel in ctest's
+# kernels.nvcc (hipcc there is front end only), and both back ends see the full models' kernels
 # here. The generated code and runtime/gpu have no architecture-specific paths (no __CUDA_ARCH__
 # tests), so the architecture only changes the back end's work.
 full_models="squeezenet1_1_small inception_block_small"

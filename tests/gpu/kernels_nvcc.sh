@@ -1,13 +1,13 @@
 #!/bin/bash
 # Compiles tests/gpu/kernels_instantiate.cu (every block program of runtime/gpu/kernels/ in every
 # tile configuration, plus a joint kernel) with the real GPU compilers, warnings as errors:
-#   nvcc for sm_90 (-Werror all-warnings), the fp16 tensor-core programs
-#   (kernels_fp16_instantiate.cu) with nvcc for sm_80, and hipcc
-#   --offload-arch=gfx90a -Werror (wavefront of
-#   64: nothing in the library may assume a warp of 32). sm_80 is left to the packages: every zoo
-#   model's package is built for sm_80;sm_90 in tests/e2e/run_gpu_targets.sh, and a second
-#   architecture here doubled this test's ten minutes (the longest of ctest) for instantiations that
-#   differ only in ptxas' register allocation.
+#   nvcc for sm_90 (-Werror all-warnings), through ptxas: its register and spill figures below;
+#   the fp16 tensor-core programs (kernels_fp16_instantiate.cu) with nvcc for sm_80;
+#   hipcc --offload-arch=gfx90a -Werror, front end only (-fsyntax-only: see below; wavefront of
+#   64: nothing in the library may assume a warp of 32).
+# Other architectures are left to the packages (tests/e2e/run_gpu_targets.sh part 2 and the
+# examples stage build whole packages for sm_80;sm_90 and gfx90a): a second architecture here
+# doubled this test's ten minutes for instantiations that differ only in ptxas' register allocation.
 # Each part prints SKIPPED loudly when its compiler is missing. Exit status: 1 when any compile
 # fails, else 77 (ctest's skip) when nvcc is missing, else 0 (hipcc missing is only reported, or a
 # failure under MAGNETO_REQUIRE_TOOLS=1, which scripts/test.sh sets after scripts/setup.sh).
@@ -53,8 +53,13 @@ else
 fi
 
 if [ -n "$hipcc" ]; then
+  # Clang's semantic analysis of every instantiation for gfx90a (where its warnings and the
+  # wavefront-64 static_asserts come from), without the AMDGPU back end: the back end was 120 of
+  # the 126 CPU-s, and the kernels use only dynamic shared memory, so no tile configuration can
+  # fail there alone. The back end still compiles two whole zoo packages for gfx90a in
+  # tests/e2e/run_gpu_targets.sh part 2.
   start hipcc "$hipcc" -x hip -std=c++17 -O3 --offload-arch=gfx90a -Werror -Wall \
-    -c "$cu" -o "$work/kernels_hip.o"
+    -Wno-unused-command-line-argument -fsyntax-only "$cu"
 elif [ "${MAGNETO_REQUIRE_TOOLS:-0}" = 1 ]; then
   # scripts/setup.sh installs hipcc: under scripts/test.sh its absence is a failure.
   echo "FAILED: hipcc not found (PATH, \$HIPCC) though scripts/setup.sh installs it (MAGNETO_REQUIRE_TOOLS=1)"
