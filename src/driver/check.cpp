@@ -203,7 +203,8 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
     const Value* v = g.outputs()[k];
     MG_ASSIGN_OR_RETURN(std::string raw, readFile(work + "/output_" + std::to_string(k) + ".bin"));
     Tensor got(v->type(), std::vector<uint8_t>(raw.begin(), raw.end()));
-    Comparison c = compareTensors(got, ds.outputs[k], o.rtol, o.atol);
+    auto own = o.outputAtol.find(outName(k));
+    Comparison c = compareTensors(got, ds.outputs[k], o.rtol, own == o.outputAtol.end() ? o.atol : own->second);
     if (!c.problem.empty()) {
       std::printf("output %s: %s [FAIL]\n", outName(k).c_str(), c.problem.c_str());
       ++failed;
@@ -282,6 +283,13 @@ Expected<bool> checkModel(const CheckOptions& o) {
     return badInput("no data: add --data DIR (a test_data_set_N folder with input_K.pb and "
                     "output_K.pb files)");
   if (!(o.rtol >= 0) || !(o.atol >= 0)) return badInput("--rtol and --atol must be >= 0");
+  if (!o.outputAtol.empty()) {
+    MG_ASSIGN_OR_RETURN(std::vector<std::string> names, onnxModelOutputNames(o.compile.model));
+    for (const auto& [name, atol] : o.outputAtol)
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        return badInput("--atol {}={}: the model has no output '{}' (its outputs: {})", name, atol, name,
+                        fmt::join(names, ", "));
+  }
   if (o.threads < 1) return badInput("--threads must be at least 1");
   if (o.racecheck && (!o.emulate || o.compile.target == "cpu"))
     return badInput("--racecheck checks the CPU emulation of the GPU code: use it with --target cuda "

@@ -112,7 +112,7 @@ const Flag kFlags[] = {
     {"--rtol", nullptr, "R", kCheck | kRegress,
      "relative tolerance (default 1e-3, 2e-2 with --precision fp16; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
-     "absolute tolerance (default 1e-4, 2e-3 with --precision fp16; regress: the model's meta.json, else 1e-4)", "--atol 1e-5"},
+     "absolute tolerance (default 1e-4, 2e-3 with --precision fp16; regress: the model's meta.json, else 1e-4); check: OUTPUT=A sets one output's (repeatable)", "--atol 1e-5"},
     {"--threads", nullptr, "N", kCheck | kBench | kRegress,
      "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
     {"--device-time", nullptr, nullptr, kBench,
@@ -397,7 +397,13 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--variants") {
       if (!parseCount(v, 1, tu.variants)) return usageError(c.name, "--variants expects a number >= 1, got '" + v + "'");
     }
-    else if (n == "--rtol" || n == "--atol") {
+    else if (n == "--atol" && v.find('=') != std::string::npos) {
+      double x;
+      std::string name = v.substr(0, v.rfind('='));
+      if (name.empty() || !parseNumber(v.substr(v.rfind('=') + 1), x) || !(x >= 0))
+        return usageError(c.name, "--atol expects A or OUTPUT=A with A a number >= 0, got '" + v + "'");
+      ck.outputAtol[name] = x;
+    } else if (n == "--rtol" || n == "--atol") {
       double x;
       if (!parseNumber(v, x) || !(x >= 0)) return usageError(c.name, n + " expects a number >= 0, got '" + v + "'");
       (n == "--rtol" ? ck.rtol : ck.atol) = x;

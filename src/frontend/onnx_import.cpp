@@ -347,6 +347,14 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   return ins;
 }
 
+Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path) {
+  onnx::ModelProto m;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  std::vector<std::string> names;
+  for (const auto& vi : m.graph().output()) names.push_back(vi.name());
+  return names;
+}
+
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path) {
   MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
                       frontend::loadOnnxModel(path, nullptr, /*runChecker=*/false));

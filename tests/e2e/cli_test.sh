@@ -112,6 +112,12 @@ expect_rc 0 "check" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_
 grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check printed no ok line: $(cat "$work/out.txt")"
 expect_rc 1 "check against a wrong output" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_wrong" -q
 grep -q "output y: .*FAIL" "$work/out.txt" || fail "check printed no FAIL line"
+# A per-output tolerance (--atol NAME=A) applies to that output; an unknown output name is an error.
+expect_rc 0 "check with --atol y=1e9 against the wrong output" -- "$magnetoc" check "$model" \
+  --data "$work/m/test_data_set_wrong" --atol y=1e9 -q
+expect_rc 1 "check --atol for an output the model lacks" -- "$magnetoc" check "$model" \
+  --data "$work/m/test_data_set_0" --atol nosuch=1
+grep -q "no output 'nosuch'" "$work/err.txt" || fail "check --atol nosuch=1 did not name the output: $(cat "$work/err.txt")"
 # Two references for the same inputs: the runner runs once, and each reference is compared.
 expect_rc 1 "check against a right and a wrong output of the same input" -- "$magnetoc" check "$model" \
   --data "$work/m/test_data_set_0" --data "$work/m/test_data_set_wrong" -v

@@ -108,8 +108,9 @@ done
 # The light model-zoo graphs: onnxruntime's outputs are their reference (models/light.py).
 for m in "${light[@]}"; do
   dir="$out/light_$m"
-  read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'])" "$dir/meta.json")
-  queue+=("light_$m|$dir|$work/light_$m|--threads 2 --rtol $rtol --atol $atol")
+  # rtol, atol, then --atol NAME=A for each output (meta.json's output_atol: see models/light.py).
+  read -r rtol atol per_output < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'], ' '.join('--atol %s=%r' % kv for kv in t.get('output_atol', {}).items()))" "$dir/meta.json")
+  queue+=("light_$m|$dir|$work/light_$m|--threads 2 --rtol $rtol --atol $atol $per_output")
 done
 # One queued check; its exit status goes to WORK.rc (beside the work folder, which a pass removes).
 check_one() {

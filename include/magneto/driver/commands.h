@@ -76,6 +76,9 @@ struct CheckOptions {
   bool racecheck = false;
   double rtol = 1e-3;
   double atol = 1e-4;
+  // --atol NAME=A: the absolute tolerance of output NAME (a model whose outputs differ in scale,
+  // such as probabilities beside their logits); the others keep atol.
+  std::map<std::string, double> outputAtol;
   int threads = 1;
   std::string workDir;  // "" = a temporary folder, removed afterwards
 };

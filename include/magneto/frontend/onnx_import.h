@@ -59,6 +59,8 @@ struct OnnxModelInput {
 // The model's graph inputs that are not initializers, in file order. Used by `magnetoc check` to
 // match test data (input_K.pb) to inputs.
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path);
+// The model's graph output names, in file order (no import). Used by `magnetoc check --atol NAME=A`.
+Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path);
 
 // Names of the graph inputs whose values (not only shapes) decide output shapes: those must be
 // bound (ImportOptions::bindings) to compile. Used by `magnetoc check` to bind them from test data.
