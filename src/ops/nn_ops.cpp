@@ -219,24 +219,8 @@ Status inferMatMul(InferContext& c) {
   MG_RETURN_IF_ERROR(requireFloat(c, 0, op, "A"));
   MG_RETURN_IF_ERROR(requireSameDType(c, 1, op, "B"));
   MG_RETURN_IF_ERROR(checkEpilogue(c, op));
-  Dims a = c.inputDims(0), b = c.inputDims(1);
-  if (a.empty() || b.empty())
-    return badInput("{}: operands must have rank >= 1, got {} and {}", op, c.inputType(0).str(),
-                    c.inputType(1).str());
-  bool va = a.size() == 1, vb = b.size() == 1;
-  if (va) a.insert(a.begin(), 1);
-  if (vb) b.push_back(1);
-  if (a.back() != b[b.size() - 2])
-    return badInput("{}: inner dimensions differ: A {} has K={}, B {} has K={}", op,
-                    c.inputType(0).str(), a.back(), c.inputType(1).str(), b[b.size() - 2]);
-  Dims ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  auto batch = broadcastDims(ba, bb);
-  if (!batch.ok())
-    return badInput("{}: batch dimensions do not broadcast: {}", op, batch.status().message());
-  Dims out = batch.value();
-  if (!va) out.push_back(a[a.size() - 2]);
-  if (!vb) out.push_back(b.back());
-  c.setOutput(0, {c.inputDType(0), out});
+  MG_ASSIGN_OR_RETURN(MatMulShape shape, matMulShape(c, 0, 1, op));
+  c.setOutput(0, {c.inputDType(0), shape.out});
   return Status::success();
 }
 

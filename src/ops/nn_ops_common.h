@@ -77,5 +77,35 @@ inline std::vector<AttrSpec> concatAttrs(std::vector<AttrSpec> a, const std::vec
   return a;
 }
 
+// The numpy matmul shape of operands `ia` and `ib` (batch dims broadcast), with M and N: MatMul's
+// rules, shared by MatMul, MatMulInteger and QLinearMatMul.
+struct MatMulShape {
+  Dims out;
+  int64_t m = 1, n = 1;
+};
+
+inline Expected<MatMulShape> matMulShape(const InferContext& c, size_t ia, size_t ib, const char* op) {
+  Dims a = c.inputDims(ia), b = c.inputDims(ib);
+  if (a.empty() || b.empty())
+    return badInput("{}: operands must have rank >= 1, got {} and {}", op, c.inputType(ia).str(),
+                    c.inputType(ib).str());
+  bool va = a.size() == 1, vb = b.size() == 1;
+  if (va) a.insert(a.begin(), 1);
+  if (vb) b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    return badInput("{}: inner dimensions differ: A {} has K={}, B {} has K={}", op,
+                    c.inputType(ia).str(), a.back(), c.inputType(ib).str(), b[b.size() - 2]);
+  auto batch = broadcastDims(Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
+  if (!batch.ok())
+    return badInput("{}: batch dimensions do not broadcast: {}", op, batch.status().message());
+  MatMulShape s;
+  s.out = batch.value();
+  s.m = a[a.size() - 2];
+  s.n = b.back();
+  if (!va) s.out.push_back(s.m);
+  if (!vb) s.out.push_back(s.n);
+  return s;
+}
+
 }  // namespace nnops
 }  // namespace magneto

@@ -117,35 +117,6 @@ Status inferDynamicQuantizeLinear(InferContext& c) {
   return Status::success();
 }
 
-// The numpy matmul shape of two operands (batch dims broadcast), with M and N.
-struct MatMulShape {
-  Dims out;
-  int64_t m = 1, n = 1;
-};
-
-Expected<MatMulShape> matMulShape(const InferContext& c, size_t ia, size_t ib, const char* op) {
-  Dims a = c.inputDims(ia), b = c.inputDims(ib);
-  if (a.empty() || b.empty())
-    return badInput("{}: operands must have rank >= 1, got {} and {}", op, c.inputType(ia).str(),
-                    c.inputType(ib).str());
-  bool va = a.size() == 1, vb = b.size() == 1;
-  if (va) a.insert(a.begin(), 1);
-  if (vb) b.push_back(1);
-  if (a.back() != b[b.size() - 2])
-    return badInput("{}: inner dimensions differ: A {} has K={}, B {} has K={}", op,
-                    c.inputType(ia).str(), a.back(), c.inputType(ib).str(), b[b.size() - 2]);
-  auto batch = broadcastDims(Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
-  if (!batch.ok())
-    return badInput("{}: batch dimensions do not broadcast: {}", op, batch.status().message());
-  MatMulShape s;
-  s.out = batch.value();
-  s.m = a[a.size() - 2];
-  s.n = b.back();
-  if (!va) s.out.push_back(s.m);
-  if (!vb) s.out.push_back(s.n);
-  return s;
-}
-
 Status requireZeroPointType(const InferContext& c, size_t zp, size_t of, const char* op,
                             const char* what) {
   if (c.hasInput(zp) && c.inputDType(zp) != c.inputDType(of))
@@ -168,17 +139,25 @@ Status inferMatMulInteger(InferContext& c) {
   return Status::success();
 }
 
+// The element types of QLinearMatMul's and QLinearConv's common operands (p, p_scale,
+// p_zero_point, q, q_scale, q_zero_point, y_scale, y_zero_point): quantized p, q and y_zero_point,
+// float32 scales, each zero point of its operand's type.
+Status requireQLinearOperandTypes(const InferContext& c, const char* op, const std::string& p,
+                                  const std::string& q) {
+  MG_RETURN_IF_ERROR(requireQuant(c, 0, op, p.c_str()));
+  MG_RETURN_IF_ERROR(requireQuant(c, 3, op, q.c_str()));
+  MG_RETURN_IF_ERROR(requireQuant(c, 7, op, "y_zero_point"));
+  MG_RETURN_IF_ERROR(requireF32(c, 1, op, (p + "_scale").c_str()));
+  MG_RETURN_IF_ERROR(requireF32(c, 4, op, (q + "_scale").c_str()));
+  MG_RETURN_IF_ERROR(requireF32(c, 6, op, "y_scale"));
+  MG_RETURN_IF_ERROR(requireZeroPointType(c, 2, 0, op, (p + "_zero_point").c_str()));
+  return requireZeroPointType(c, 5, 3, op, (q + "_zero_point").c_str());
+}
+
 // QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) -> y_zp's type.
 Status inferQLinearMatMul(InferContext& c) {
   const char* op = "QLinearMatMul";
-  MG_RETURN_IF_ERROR(requireQuant(c, 0, op, "a"));
-  MG_RETURN_IF_ERROR(requireQuant(c, 3, op, "b"));
-  MG_RETURN_IF_ERROR(requireQuant(c, 7, op, "y_zero_point"));
-  MG_RETURN_IF_ERROR(requireF32(c, 1, op, "a_scale"));
-  MG_RETURN_IF_ERROR(requireF32(c, 4, op, "b_scale"));
-  MG_RETURN_IF_ERROR(requireF32(c, 6, op, "y_scale"));
-  MG_RETURN_IF_ERROR(requireZeroPointType(c, 2, 0, op, "a_zero_point"));
-  MG_RETURN_IF_ERROR(requireZeroPointType(c, 5, 3, op, "b_zero_point"));
+  MG_RETURN_IF_ERROR(requireQLinearOperandTypes(c, op, "a", "b"));
   MG_ASSIGN_OR_RETURN(MatMulShape s, matMulShape(c, 0, 3, op));
   MG_RETURN_IF_ERROR(requireParamShape(c, 1, s.m, op, "a_scale", "one per row of a"));
   MG_RETURN_IF_ERROR(requireParamShape(c, 2, s.m, op, "a_zero_point", "one per row of a"));
@@ -236,14 +215,7 @@ Status inferConvInteger(InferContext& c) {
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?) -> y_zp's type.
 Status inferQLinearConv(InferContext& c) {
   const char* op = "QLinearConv";
-  MG_RETURN_IF_ERROR(requireQuant(c, 0, op, "x"));
-  MG_RETURN_IF_ERROR(requireQuant(c, 3, op, "w"));
-  MG_RETURN_IF_ERROR(requireQuant(c, 7, op, "y_zero_point"));
-  MG_RETURN_IF_ERROR(requireF32(c, 1, op, "x_scale"));
-  MG_RETURN_IF_ERROR(requireF32(c, 4, op, "w_scale"));
-  MG_RETURN_IF_ERROR(requireF32(c, 6, op, "y_scale"));
-  MG_RETURN_IF_ERROR(requireZeroPointType(c, 2, 0, op, "x_zero_point"));
-  MG_RETURN_IF_ERROR(requireZeroPointType(c, 5, 3, op, "w_zero_point"));
+  MG_RETURN_IF_ERROR(requireQLinearOperandTypes(c, op, "x", "w"));
   MG_ASSIGN_OR_RETURN(Dims out, convOutDims(c, 0, 3, op));
   const int64_t m = out[1];
   MG_RETURN_IF_ERROR(requireParamShape(c, 1, 0, op, "x_scale", ""));
