@@ -22,18 +22,16 @@ namespace {
 using K = Attribute::Kind;
 namespace sel = mgrt::selection;
 
-constexpr const char* kStaticShapes =
-    "Magneto compiles static shapes; extents known only at run time are future work (dynamic "
-    "shapes)";
 
 // The constant value of operand i, or an unsupported error naming it and why it must be constant.
 Expected<const Tensor*> shapeConstant(const InferContext& c, size_t i, const char* op,
                                       const char* operand, const char* decides) {
   const Tensor* t = c.constantInput(i);
   if (!t)
-    return unsupported("{}'s output shape depends on the values of its {} ({}); {}, so it must be "
-                       "a constant",
-                       op, operand, decides, kStaticShapes);
+    return unsupported("{}'s output shape depends on the values of its {} ({}): Magneto compiles "
+                       "static shapes, so it must be a constant (extents known only at run time "
+                       "are future work: dynamic shapes)",
+                       op, operand, decides);
   return t;
 }
 
