@@ -9,6 +9,7 @@ void registerAllOps(OpRegistry& r) {
   registerNNOps(r);
   registerRecurrentOps(r);
   registerLossOps(r);
+  registerSelectionOps(r);
   registerQuantizeOps(r);
   registerInternalOps(r);
 }
