@@ -468,9 +468,31 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
   return imp.run();
 }
 
+namespace {
+
+// "a sequence" for a value of a type other than tensor (or no type), else null.
+const char* nonTensorKind(const onnx::ValueInfoProto& vi) {
+  switch (vi.type().value_case()) {
+    case onnx::TypeProto::kSequenceType: return "a sequence";
+    case onnx::TypeProto::kMapType: return "a map";
+    case onnx::TypeProto::kOptionalType: return "an optional";
+    case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   onnx::ModelProto m;
   MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  // Test data of other types is not a TensorProto: refuse before it is read as one.
+  for (const auto* list : {&m.graph().input(), &m.graph().output()})
+    for (const auto& vi : *list)
+      if (const char* kind = nonTensorKind(vi))
+        return unsupported("{}: {} '{}' is {}: sequence, map and optional values are not "
+                           "supported",
+                           path, list == &m.graph().input() ? "input" : "output", vi.name(), kind);
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   std::vector<OnnxModelInput> ins;

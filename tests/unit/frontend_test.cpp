@@ -512,6 +512,13 @@ TEST(ControlFlow, BadBodiesAreErrorsNamingTheNode) {
                "control flow other than If, Loop and Scan"});
 }
 
+TEST(ControlFlow, SequenceValuesAreRefusedBeforeTheirTestData) {
+  // magnetoc check reads input_K.pb as TensorProto: a sequence input is refused by name first.
+  auto ins = onnxModelInputs(model("sequence_map.onnx"));
+  expectError(ins.ok() ? Status::success() : ins.status(), ErrorCode::kUnsupported,
+              {"input 'xs' is a sequence", "not supported"});
+}
+
 TEST(ControlFlow, TripCountFromAnInputIsShapeDetermining) {
   SKIP_UNLESS_OPS({"Add", "Cast"}, true);
   auto names = shapeDeterminingInputs(model("loop_trip_input.onnx"));
