@@ -261,7 +261,9 @@ class Specialiser {
     int64_t i = 0;
     for (; (!trip || i < *trip) && cond; ++i) {
       if (i >= kMaxUnrolledIterations)
-        return tooMany(i + 1, "the condition is still true after, asking for at least");
+        return unsupported("{}: the condition is still true after {} iterations, the most Magneto "
+                           "unrolls at compile time",
+                           desc_, i);
       std::vector<Value*> ins{i64(fmt::format("{}/iteration_num", i), {i}, true), condValue};
       ins.insert(ins.end(), carried.begin(), carried.end());
       MG_ASSIGN_OR_RETURN(std::vector<Value*> outs,

@@ -377,22 +377,19 @@ class Importer : public frontend::BodyImporter {
     std::vector<std::string> names;
     for (Value* v : results) names.push_back(v->name());
     const std::string kind = n->kind();
-    const size_t before = g_->values().size();
-    auto folded = foldNode(*g_, n);
+    std::vector<Value*> constants;
+    auto folded = foldNode(*g_, n, &constants);
     if (!folded.ok())  // the message names the node already
       return Status(folded.status().code(),
                     folded.status().message() + " (while folding constants on import)");
     if (!*folded) return results;
-    // foldNode appended one constant per result and, the results being unused so far, erased the
-    // node with its results: the constants are the last `nout` values.
-    std::vector<Value*> all = g_->values();
-    MG_CHECK(all.size() == before && all.size() >= nout, "unexpected value count after folding {}",
-             kind);
+    // The results being unused so far, foldNode erased the node with its results.
+    MG_CHECK(constants.size() == nout, "{} constants for {} results folding {}", constants.size(),
+             nout, kind);
     for (size_t i = 0; i < nout; ++i) {
-      Value* c = all[all.size() - nout + i];
-      MG_CHECK(c->isConstant(), "folded result {} of {} is not a constant", i, kind);
+      MG_CHECK(constants[i]->isConstant(), "folded result {} of {} is not a constant", i, kind);
       // Re-create under the result's name (freed by the erase); the "_const" copy dies unused.
-      results[i] = g_->addConstant(names[i], c->constant());
+      results[i] = g_->addConstant(names[i], constants[i]->constant());
     }
     return results;
   }
