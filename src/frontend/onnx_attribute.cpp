@@ -1,5 +1,6 @@
 // Attribute conversion. The IR keeps ONNX's attribute names and the kinds INT, FLOAT, STRING,
-// INTS, FLOATS, STRINGS and TENSOR; the others (GRAPH(S) for control flow, SPARSE_TENSOR(S),
+// INTS, FLOATS, STRINGS and TENSOR; the others (GRAPH(S): If, Loop and Scan are specialised before
+// their attributes are converted, onnx_control_flow.cpp; SPARSE_TENSOR(S),
 // TENSORS, TYPE_PROTO(S)) have no consumer in Magneto's op set and are refused by name.
 // Models from IR version 1 may leave `type` unset: the kind is then taken from the field present.
 #include "onnx_attribute.h"
@@ -47,7 +48,7 @@ Expected<Attribute> convertAttribute(const AP& a, const std::string& baseDir,
     }
     case AP::GRAPH:
     case AP::GRAPHS:
-      return unsupported("{}: subgraph attribute '{}': control flow is not supported", node,
+      return unsupported("{}: subgraph attribute '{}': only If, Loop and Scan take subgraphs", node,
                          a.name());
     case AP::UNDEFINED:
       return badInput("{}: attribute '{}' has no type and no value", node, a.name());

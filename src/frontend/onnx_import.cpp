@@ -11,15 +11,21 @@
 //      are constant (or the op reads only shapes), folded at once. Folding as we go is what makes
 //      Shape -> Gather -> Concat -> Reshape resolve: Reshape's shape operand is a constant by the
 //      time Reshape is inferred.
-// Values are tracked by ONNX name; folded values are re-created under their ONNX name.
+//      If, Loop and Scan are specialised (onnx_control_flow.cpp): their bodies' nodes are imported
+//      through the same addNode, in a scope of their own, once per branch taken or iteration.
+// Values are tracked by ONNX name in a stack of scopes (a subgraph's names first, then the
+// enclosing graphs'); folded values are re-created under their IR name. At the top level a value's
+// IR name is its ONNX name; in a body it is the body's prefix (NODE/ITER/) and the ONNX name.
 #include "magneto/frontend/onnx_import.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 #include "magneto/interp/fold_node.h"
 #include "magneto/ir/op_schema.h"
 #include "onnx_attribute.h"
+#include "onnx_control_flow.h"
 #include "onnx_loader.h"
 #include "onnx_normalize.h"
 #include "proto_file.h"
@@ -37,35 +43,141 @@ std::string joinNames(const std::vector<std::string>& names) {
   return s.empty() ? "none" : s;
 }
 
-class Importer {
+// Every tensor name `g` and its subgraphs use.
+void collectNames(const onnx::GraphProto& g, std::set<std::string>& names) {
+  for (const auto& t : g.initializer()) names.insert(t.name());
+  for (const auto& vi : g.input()) names.insert(vi.name());
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) names.insert(o);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collectNames(a.g(), names);
+      for (const auto& sub : a.graphs()) collectNames(sub, names);
+    }
+  }
+}
+
+class Importer : public frontend::BodyImporter {
  public:
   Importer(LoadedModel& m, const ImportOptions& opts, ImportInfo& info)
-      : m_(m), graph_(m.model.graph()), opts_(opts), info_(info), g_(std::make_unique<Graph>()) {}
+      : m_(m), graph_(m.model.graph()), opts_(opts), info_(info), g_(std::make_unique<Graph>()) {
+    scopes_.emplace_back();
+  }
 
   Expected<std::unique_ptr<Graph>> run() {
-    for (const auto& t : graph_.initializer()) reserved_.insert(t.name());
-    for (const auto& vi : graph_.input()) reserved_.insert(vi.name());
-    for (const auto& n : graph_.node())
-      for (const auto& o : n.output()) reserved_.insert(o);
+    collectNames(graph_, reserved_);
     MG_RETURN_IF_ERROR(addInitializers());
     MG_RETURN_IF_ERROR(checkOptionNames());
     MG_RETURN_IF_ERROR(addInputs());
-    for (int i = 0; i < graph_.node_size(); ++i) MG_RETURN_IF_ERROR(addNode(graph_.node(i), i));
+    for (int i = 0; i < graph_.node_size(); ++i)
+      MG_RETURN_IF_ERROR(fail(addNode(graph_.node(i), i)));
     MG_RETURN_IF_ERROR(addOutputs());
     g_->removeDeadValues(false);
     return std::move(g_);
   }
 
+  // --- frontend::BodyImporter (onnx_control_flow.cpp) ---
+
+  Expected<std::vector<Value*>> importBody(const onnx::GraphProto& body,
+                                           const std::vector<Value*>& inputs,
+                                           const std::string& prefix) override {
+    MG_CHECK(static_cast<size_t>(body.input_size()) == inputs.size(),
+             "body of {} inputs given {} values", body.input_size(), inputs.size());
+    if (body.sparse_initializer_size() > 0)
+      return unsupported("sparse initializers are not supported");
+    unrolledNodes_ += body.node_size();
+    if (unrolledNodes_ > frontend::kMaxUnrolledNodes)
+      return unsupported("specialising control flow would import more than {} body nodes in all, "
+                         "the most Magneto unrolls at compile time",
+                         frontend::kMaxUnrolledNodes);
+    scopes_.push_back(Scope{{}, prefix});
+    struct Pop {
+      std::deque<Scope>& s;
+      ~Pop() { s.pop_back(); }
+    } pop{scopes_};
+    for (int i = 0; i < body.input_size(); ++i) {
+      MG_RETURN_IF_ERROR(checkBodyInput(body.input(i), inputs[i]));
+      bind(body.input(i).name(), inputs[i]);
+    }
+    for (const auto& t : body.initializer()) {
+      auto tensor = frontend::tensorFromProto(t, m_.dir, "initializer '" + t.name() + "'");
+      if (!tensor.ok()) return tensor.status();
+      bind(t.name(), g_->addConstant(irName(t.name()), std::move(tensor).value()));
+    }
+    for (int i = 0; i < body.node_size(); ++i) MG_RETURN_IF_ERROR(addNode(body.node(i), i));
+    std::vector<Value*> outs;
+    for (const auto& vi : body.output()) {
+      Value* v = lookup(vi.name());
+      if (!v)
+        return badInput("output '{}' is not computed by any node, input or initializer",
+                        vi.name());
+      outs.push_back(v);
+    }
+    return outs;
+  }
+
+  Expected<Value*> addOp(const std::string& kind, const std::vector<Value*>& inputs,
+                         AttrMap attrs, const std::string& name) override {
+    std::vector<TensorType> types(1);
+    Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr,
+                             {freshName(name)});
+    MG_RETURN_IF_ERROR(inferNode(*n));
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
+    return results[0];
+  }
+
+  Value* addConstant(const std::string& base, Tensor t) override {
+    return g_->addConstant(freshName(base), std::move(t));
+  }
+
+  int64_t opset() const override { return m_.opset; }
+
+  void note(const std::string& text) override { info_.notes.push_back(text); }
+
  private:
+  struct Scope {
+    std::map<std::string, Value*> values;  // ONNX tensor name -> value
+    std::string prefix;                    // of IR names ("" at the top level)
+  };
+
   Status fail(const Status& s) const { return s.withContext(m_.path + ": "); }
+
+  Value* lookup(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto v = it->values.find(name);
+      if (v != it->values.end()) return v->second;
+    }
+    return nullptr;
+  }
+  void bind(const std::string& name, Value* v) { scopes_.back().values[name] = v; }
+  // The IR name of ONNX tensor `name` in the current scope.
+  std::string irName(const std::string& name) {
+    const std::string& prefix = scopes_.back().prefix;
+    return prefix.empty() ? name : freshName(prefix + name);
+  }
+
+  // A body input receives the value bound to it: a declared element type must match, and
+  // sequence, map and optional inputs are refused.
+  Status checkBodyInput(const onnx::ValueInfoProto& vi, const Value* v) {
+    if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      return Status::success();
+    if (!vi.type().has_tensor_type())
+      return unsupported("input '{}' is not a tensor (sequence, map and optional values are not "
+                         "supported)",
+                         vi.name());
+    int32_t declared = vi.type().tensor_type().elem_type();
+    if (declared != 0 && declared != static_cast<int32_t>(v->dtype()))
+      return badInput("input '{}' is declared {} but receives {}", vi.name(),
+                      frontend::onnxDTypeName(declared), v->type().str());
+    return Status::success();
+  }
 
   Status addInitializers() {
     for (const auto& t : graph_.initializer()) {
-      if (values_.count(t.name()))
+      if (top().count(t.name()))
         return badInput("{}: initializer '{}' is defined twice", m_.path, t.name());
       auto tensor = frontend::tensorFromProto(t, m_.dir, "initializer '" + t.name() + "'");
       if (!tensor.ok()) return fail(tensor.status());
-      values_[t.name()] = g_->addConstant(t.name(), std::move(tensor).value());
+      top()[t.name()] = g_->addConstant(t.name(), std::move(tensor).value());
     }
     return Status::success();
   }
@@ -74,11 +186,11 @@ class Importer {
   Status checkOptionNames() {
     std::vector<std::string> inputs;
     for (const auto& vi : graph_.input())
-      if (!values_.count(vi.name())) inputs.push_back(vi.name());
+      if (!top().count(vi.name())) inputs.push_back(vi.name());
     auto check = [&](const std::string& name, const char* flag) -> Status {
       if (std::find(inputs.begin(), inputs.end(), name) != inputs.end())
         return Status::success();
-      if (values_.count(name))
+      if (top().count(name))
         return badInput("{}: {} names '{}', which is an initializer, not a graph input", m_.path,
                         flag, name);
       return badInput("{}: {} names '{}', which is not a graph input (inputs: {})", m_.path, flag,
@@ -149,11 +261,11 @@ class Importer {
   Status addInputs() {
     for (const auto& vi : graph_.input()) {
       const std::string& name = vi.name();
-      if (values_.count(name)) continue;  // an initializer listed as input (old-style models)
+      if (top().count(name)) continue;  // an initializer listed as input (old-style models)
       auto bound = opts_.bindings.find(name);
       if (bound != opts_.bindings.end()) {
         MG_RETURN_IF_ERROR(checkBinding(vi, bound->second));
-        values_[name] = g_->addConstant(name, bound->second);
+        top()[name] = g_->addConstant(name, bound->second);
         info_.notes.push_back(fmt::format("input '{}' bound to a constant {}", name,
                                           bound->second.type().str()));
         continue;
@@ -161,7 +273,7 @@ class Importer {
       MG_ASSIGN_OR_RETURN(TensorType type, inputType(vi));
       auto bytes = checkedByteSize(type);
       if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
-      values_[name] = g_->addInput(name, std::move(type));
+      top()[name] = g_->addInput(name, std::move(type));
     }
     return Status::success();
   }
@@ -193,15 +305,34 @@ class Importer {
     return name;
   }
 
+  // Imports one node into the current scope. Errors name the node, not the file (run() and the
+  // control-flow specialisation add where it is).
   Status addNode(const onnx::NodeProto& np, int index) {
-    const std::string name = frontend::onnxNodeName(np, index);
+    const std::string name = scopes_.back().prefix + frontend::onnxNodeName(np, index);
     const std::string desc = frontend::describeOnnxNode(np, index);
     if (np.op_type() == "Constant") {
       if (np.output_size() != 1 || np.output(0).empty())
-        return badInput("{}: {}: a Constant needs one named result", m_.path, desc);
-      auto t = frontend::constantNodeValue(np, m_.dir, desc);
-      if (!t.ok()) return fail(t.status());
-      values_[np.output(0)] = g_->addConstant(np.output(0), std::move(t).value());
+        return badInput("{}: a Constant needs one named result", desc);
+      MG_ASSIGN_OR_RETURN(Tensor t, frontend::constantNodeValue(np, m_.dir, desc));
+      bind(np.output(0), g_->addConstant(irName(np.output(0)), std::move(t)));
+      return Status::success();
+    }
+    std::vector<Value*> inputs;
+    for (const std::string& in : np.input()) {
+      if (in.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      Value* v = lookup(in);
+      if (!v)  // sortOnnxNodes guarantees definitions; keep the error anyway
+        return badInput("{} reads undefined tensor '{}'", desc, in);
+      inputs.push_back(v);
+    }
+    if (frontend::isControlFlowOp(np.op_type())) {
+      MG_ASSIGN_OR_RETURN(std::vector<Value*> results,
+                          frontend::specialiseControlFlow(*this, np, name, desc, inputs));
+      for (int i = 0; i < np.output_size(); ++i)
+        if (!np.output(i).empty()) bind(np.output(i), results[i]);
       return Status::success();
     }
     frontend::NodeDraft d;
@@ -209,74 +340,77 @@ class Importer {
     d.name = name;
     d.sourceOpset = m_.sourceOpset;
     d.freshName = [this](const std::string& base) { return freshName(base); };
-    for (const std::string& in : np.input()) {
-      if (in.empty()) {
-        d.inputs.push_back(nullptr);
-        continue;
-      }
-      auto it = values_.find(in);
-      if (it == values_.end())  // sortOnnxNodes guarantees definitions; keep the error anyway
-        return badInput("{}: {} reads undefined tensor '{}'", m_.path, desc, in);
-      d.inputs.push_back(it->second);
-    }
+    d.inputs = std::move(inputs);
     for (const auto& a : np.attribute()) {
-      auto attr = frontend::convertAttribute(a, m_.dir, desc);
-      if (!attr.ok()) return fail(attr.status());
-      d.attrs.set(a.name(), std::move(attr).value());
+      MG_ASSIGN_OR_RETURN(Attribute attr, frontend::convertAttribute(a, m_.dir, desc));
+      d.attrs.set(a.name(), std::move(attr));
     }
-    MG_RETURN_IF_ERROR(fail(frontend::normalizeNode(*g_, m_.opset, d)));
+    MG_RETURN_IF_ERROR(frontend::normalizeNode(*g_, m_.opset, d));
 
     std::vector<std::string> resultNames;
     for (int i = 0; i < np.output_size(); ++i)
       resultNames.push_back(np.output(i).empty()
                                 ? freshName(name + "_unused" + std::to_string(i))
-                                : np.output(i));
+                                : irName(np.output(i)));
     std::vector<TensorType> types(resultNames.size());
     Node* n = g_->createNode(d.kind, d.inputs, types, std::move(d.attrs), name, nullptr,
                              resultNames);
-    MG_RETURN_IF_ERROR(fail(inferNode(*n)));
+    MG_RETURN_IF_ERROR(inferNode(*n));
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
     for (int i = 0; i < np.output_size(); ++i)
-      if (!np.output(i).empty()) values_[np.output(i)] = n->output(i);
-    if (opts_.foldOnImport) MG_RETURN_IF_ERROR(foldIfConstant(n, np));
+      if (!np.output(i).empty()) bind(np.output(i), results[i]);
     return Status::success();
   }
 
-  Status foldIfConstant(Node* n, const onnx::NodeProto& np) {
+  // Folds `n` when its operands are constant (or its op reads only shapes) and folding on import
+  // is on; returns its results: the folded constants, re-created under the results' names, or the
+  // node's own.
+  Expected<std::vector<Value*>> foldIfConstant(Node* n) {
+    std::vector<Value*> results = n->outputs();
+    if (!opts_.foldOnImport) return results;
     const OpSchema* s = n->schema();
     bool constant = true;
     for (Value* v : n->inputs())
       if (v && !(v->isConstant() && v->constant().hasData())) constant = false;
-    if (!constant && !(s && s->has(kShapeOnly))) return Status::success();
+    if (!constant && !(s && s->has(kShapeOnly))) return results;
     const size_t nout = n->numOutputs();
-    const size_t before = g_->values().size();
-    auto folded = foldNode(*g_, n);
+    std::vector<std::string> names;
+    for (Value* v : results) names.push_back(v->name());
+    const std::string kind = n->kind();
+    std::vector<Value*> constants;
+    auto folded = foldNode(*g_, n, &constants);
     if (!folded.ok())  // the message names the node already
-      return fail(Status(folded.status().code(),
-                         folded.status().message() + " (while folding constants on import)"));
-    if (!*folded) return Status::success();
-    // foldNode appended one constant per result and, the results being unused so far, erased the
-    // node with its results: the constants are the last `nout` values.
-    std::vector<Value*> all = g_->values();
-    MG_CHECK(all.size() == before && all.size() >= nout, "unexpected value count after folding {}",
-             np.op_type());
+      return Status(folded.status().code(),
+                    folded.status().message() + " (while folding constants on import)");
+    if (!*folded) return results;
+    // The results being unused so far, foldNode erased the node with its results.
+    MG_CHECK(constants.size() == nout, "{} constants for {} results folding {}", constants.size(),
+             nout, kind);
     for (size_t i = 0; i < nout; ++i) {
-      Value* c = all[all.size() - nout + i];
-      MG_CHECK(c->isConstant(), "folded result {} of {} is not a constant", i, np.op_type());
-      const std::string& onnxName = np.output(static_cast<int>(i));
-      if (onnxName.empty()) continue;
-      // Re-create under the ONNX name (freed by the erase); the "_const" copy dies unused.
-      values_[onnxName] = g_->addConstant(onnxName, c->constant());
+      MG_CHECK(constants[i]->isConstant(), "folded result {} of {} is not a constant", i, kind);
+      // Re-create under the result's name (freed by the erase); the "_const" copy dies unused.
+      results[i] = g_->addConstant(names[i], constants[i]->constant());
     }
-    return Status::success();
+    return results;
   }
 
   Status addOutputs() {
     for (const auto& vi : graph_.output()) {
-      auto it = values_.find(vi.name());
-      if (it == values_.end())
+      Value* v = lookup(vi.name());
+      if (!v)
         return badInput("{}: graph output '{}' is not computed by any node, input or initializer",
                         m_.path, vi.name());
-      Value* v = it->second;
+      // A specialised If, Loop or Scan leaves its outputs bound to values of its body, named
+      // after the body: the output gets its ONNX name back (it is the package's port name).
+      if (v->name() != vi.name() && !g_->findValue(vi.name())) {
+        if (v->isConstant()) {
+          v = g_->addConstant(vi.name(), v->constant());
+        } else {
+          Node* id = g_->createNode("Identity", {v}, {v->type()}, {}, vi.name(), nullptr,
+                                    {vi.name()});
+          v = id->output(0);
+        }
+      }
       if (vi.type().has_tensor_type()) {
         int32_t declared = vi.type().tensor_type().elem_type();
         if (declared != 0 && declared != static_cast<int32_t>(v->dtype()))
@@ -295,8 +429,11 @@ class Importer {
   const ImportOptions& opts_;
   ImportInfo& info_;
   std::unique_ptr<Graph> g_;
-  std::map<std::string, Value*> values_;  // ONNX tensor name -> value
-  std::set<std::string> reserved_;        // every tensor name the model uses
+  std::deque<Scope> scopes_;        // the top level first, then the bodies being imported
+  std::set<std::string> reserved_;  // every tensor name the model uses, subgraphs included
+  int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)
+
+  std::map<std::string, Value*>& top() { return scopes_.front().values; }
 };
 
 bool isValueStop(const std::string& op) {
@@ -328,9 +465,31 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
   return imp.run();
 }
 
+namespace {
+
+// "a sequence" for a value of a type other than tensor (or no type), else null.
+const char* nonTensorKind(const onnx::ValueInfoProto& vi) {
+  switch (vi.type().value_case()) {
+    case onnx::TypeProto::kSequenceType: return "a sequence";
+    case onnx::TypeProto::kMapType: return "a map";
+    case onnx::TypeProto::kOptionalType: return "an optional";
+    case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   onnx::ModelProto m;
   MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  // Test data of other types is not a TensorProto: refuse before it is read as one.
+  for (const auto* list : {&m.graph().input(), &m.graph().output()})
+    for (const auto& vi : *list)
+      if (const char* kind = nonTensorKind(vi))
+        return unsupported("{}: {} '{}' is {}: sequence, map and optional values are not "
+                           "supported",
+                           path, list == &m.graph().input() ? "input" : "output", vi.name(), kind);
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   std::vector<OnnxModelInput> ins;
@@ -355,36 +514,91 @@ Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path)
   return names;
 }
 
+namespace {
+
+// The nodes of `g` and of its subgraphs (If, Loop and Scan bodies), the initializers of all, and
+// for each subgraph input the names whose values it receives: a Loop body's cond and carried
+// inputs the Loop's operand and the body output carried into them; a Scan body's states the same,
+// its scan inputs the Scan's operand (elements of it).
+void collectScopes(const onnx::GraphProto& g, int64_t opset,
+                   std::vector<const onnx::NodeProto*>& nodes,
+                   std::map<std::string, std::vector<std::string>>& feeds,
+                   std::set<std::string>& initializers) {
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  for (const auto& n : g.node()) {
+    nodes.push_back(&n);
+    for (const auto& a : n.attribute()) {
+      if (!a.has_g()) continue;
+      const onnx::GraphProto& body = a.g();
+      collectScopes(body, opset, nodes, feeds, initializers);
+      int64_t scanInputs = 0;
+      for (const auto& at : n.attribute())
+        if (at.name() == "num_scan_inputs") scanInputs = at.i();
+      const int base = n.op_type() == "Scan" && opset < 9 ? 1 : 0;
+      const int64_t states = n.input_size() - base - scanInputs;
+      for (int i = 0; i < body.input_size(); ++i) {
+        int operand = -1, carried = -1;
+        if (n.op_type() == "Loop" && i >= 1) {
+          operand = i;
+          carried = i - 1;
+        } else if (n.op_type() == "Scan") {
+          operand = base + i;
+          if (i < states) carried = i;
+        }
+        auto& f = feeds[body.input(i).name()];
+        if (operand >= 0 && operand < n.input_size() && !n.input(operand).empty())
+          f.push_back(n.input(operand));
+        if (carried >= 0 && carried < body.output_size()) f.push_back(body.output(carried).name());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path) {
   MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
                       frontend::loadOnnxModel(path, nullptr, /*runChecker=*/false));
   const onnx::GraphProto& graph = m->model.graph();
+  std::vector<const onnx::NodeProto*> nodes;
+  std::map<std::string, std::vector<std::string>> feeds;
   std::set<std::string> initializers;
-  for (const auto& t : graph.initializer()) initializers.insert(t.name());
-  std::map<std::string, int> producer;
-  for (int i = 0; i < graph.node_size(); ++i)
-    for (const auto& o : graph.node(i).output()) producer[o] = i;
+  collectScopes(graph, m->opset, nodes, feeds, initializers);
+  std::set<std::string> inputs;
+  for (const auto& vi : graph.input()) inputs.insert(vi.name());
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const onnx::NodeProto* n : nodes)
+    for (const auto& o : n->output()) producer.emplace(o, n);
 
-  // Walk back from every shape operand through the ops that carry values (everything but the
-  // ops that read only shapes) to the graph inputs.
+  // Walk back from every shape operand (and control operand of If and Loop) through the ops that
+  // carry values (everything but the ops that read only shapes) to the graph inputs; through a
+  // control-flow node to its operands and its subgraphs' outputs, through a subgraph's input to
+  // what feeds it.
   std::vector<std::string> work;
-  for (const auto& n : graph.node())
-    for (int pos : frontend::onnxShapeOperands(n.op_type(), m->opset))
-      if (pos < n.input_size() && !n.input(pos).empty()) work.push_back(n.input(pos));
+  for (const onnx::NodeProto* n : nodes)
+    for (int pos : frontend::onnxShapeOperands(n->op_type(), m->opset))
+      if (pos < n->input_size() && !n->input(pos).empty()) work.push_back(n->input(pos));
   std::set<std::string> seen, found;
   while (!work.empty()) {
     std::string name = work.back();
     work.pop_back();
-    if (!seen.insert(name).second || initializers.count(name)) continue;
+    if (name.empty() || !seen.insert(name).second || initializers.count(name)) continue;
     auto it = producer.find(name);
-    if (it == producer.end()) {
-      found.insert(name);  // a graph input (sortOnnxNodes checked every name is defined)
+    if (it != producer.end()) {
+      const onnx::NodeProto& n = *it->second;
+      if (isValueStop(n.op_type())) continue;
+      for (const auto& in : n.input()) work.push_back(in);
+      for (const auto& a : n.attribute())
+        if (a.has_g())
+          for (const auto& vi : a.g().output()) work.push_back(vi.name());
       continue;
     }
-    const auto& n = graph.node(it->second);
-    if (isValueStop(n.op_type())) continue;
-    for (const auto& in : n.input())
-      if (!in.empty()) work.push_back(in);
+    auto fed = feeds.find(name);
+    if (fed != feeds.end()) {
+      for (const auto& f : fed->second) work.push_back(f);
+      continue;
+    }
+    if (inputs.count(name)) found.insert(name);
   }
   std::vector<std::string> out;
   for (const auto& vi : graph.input())

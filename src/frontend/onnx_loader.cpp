@@ -2,8 +2,10 @@
 //
 //   parse (proto_file.cpp: a missing, empty, oversized or non-protobuf file is an error naming it)
 //   -> find the default-domain opset; refuse nodes from other domains (com.microsoft, ai.onnx.ml)
-//      and subgraphs (If, Loop, Scan)
-//   -> sort the nodes (onnx_topo_sort.cpp: the checker would reject an unsorted graph)
+//      and subgraphs except the bodies of If, Loop and Scan (specialised by the importer,
+//      onnx_control_flow.cpp), whose nodes get the same checks
+//   -> sort the nodes, subgraphs included (onnx_topo_sort.cpp: the checker would reject an
+//      unsorted graph)
 //   -> opset < 7: ONNX's version converter upgrades to 7, so the importer only knows opsets 7..21
 //   -> opset <= 17: ONNX's checker (libonnx 1.12 knows opsets up to 17 and IR version 8)
 //   -> opset 18..21: imported with our own table, unchecked (noted in ImportInfo)
@@ -36,6 +38,43 @@ namespace frontend {
 namespace {
 
 bool isDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// The subgraph attributes the importer specialises (onnx_control_flow.cpp).
+bool isSpecialisedSubgraph(const onnx::NodeProto& n, const std::string& attr) {
+  const std::string& op = n.op_type();
+  return (op == "If" && (attr == "then_branch" || attr == "else_branch")) ||
+         ((op == "Loop" || op == "Scan") && attr == "body");
+}
+
+// Every node of `g` and of its subgraphs is in the default domain, and only If, Loop and Scan
+// carry subgraphs. `where` describes the enclosing node(s) for nested nodes (" in the body of
+// node 'l' (Loop)"), empty at the top level.
+Status checkDomainsAndSubgraphs(const onnx::GraphProto& g, const std::string& path,
+                                const std::string& where) {
+  const auto& nodes = g.node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    const std::string desc = describeOnnxNode(nodes[i], i) + where;
+    if (!isDefaultDomain(nodes[i].domain()))
+      return unsupported(
+          "{}: {} is in domain '{}', which Magneto does not support (only the default ONNX "
+          "domain)",
+          path, desc, nodes[i].domain());
+    for (const auto& a : nodes[i].attribute()) {
+      const bool graph = a.type() == onnx::AttributeProto::GRAPH ||
+                         a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
+                         a.graphs_size() > 0;
+      if (!graph) continue;
+      if (!isSpecialisedSubgraph(nodes[i], a.name()) || !a.has_g() || a.graphs_size() > 0)
+        return unsupported(
+            "{}: {} has subgraph attribute '{}': control flow other than If, Loop and Scan is "
+            "not supported",
+            path, desc, a.name());
+      MG_RETURN_IF_ERROR(checkDomainsAndSubgraphs(
+          a.g(), path, fmt::format(" in subgraph '{}' of {}", a.name(), desc)));
+    }
+  }
+  return Status::success();
+}
 
 bool hasExternalData(const onnx::GraphProto& g) {
   for (const auto& t : g.initializer())
@@ -170,21 +209,7 @@ Expected<std::unique_ptr<LoadedModel>> finishLoad(std::unique_ptr<LoadedModel> m
   for (const auto& imp : model.opset_import())
     if (isDefaultDomain(imp.domain())) opset = imp.version();
 
-  const auto& nodes = model.graph().node();
-  for (int i = 0; i < nodes.size(); ++i) {
-    if (!isDefaultDomain(nodes[i].domain()))
-      return unsupported(
-          "{}: {} is in domain '{}', which Magneto does not support (only the default ONNX "
-          "domain)",
-          path, describeOnnxNode(nodes[i], i), nodes[i].domain());
-    for (const auto& a : nodes[i].attribute()) {
-      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS ||
-          a.has_g() || a.graphs_size() > 0)
-        return unsupported(
-            "{}: {} has subgraph attribute '{}': control flow (If, Loop, Scan) is not supported",
-            path, describeOnnxNode(nodes[i], i), a.name());
-    }
-  }
+  MG_RETURN_IF_ERROR(checkDomainsAndSubgraphs(model.graph(), path, ""));
   if (opset < 0) {
     if (model.ir_version() >= 3)
       return badInput("{}: the model declares no opset for the default ONNX domain", path);

@@ -295,6 +295,10 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
 }
 
 std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset) {
+  // Control flow is specialised on import (onnx_control_flow.cpp) only when its control is
+  // constant: If's condition, Loop's trip count and condition. Scan's length comes from shapes.
+  if (opType == "If") return {0};
+  if (opType == "Loop") return {0, 1};
   if (opType == "Upsample") return opset >= 9 ? std::vector<int>{1} : std::vector<int>{};
   if (opType == "Resize" && opset < 11) return {1};
   if ((opType == "Slice" && opset < 10) || (opType == "Pad" && opset < 11) ||

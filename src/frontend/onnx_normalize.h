@@ -34,7 +34,8 @@ struct NodeDraft {
 Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n);
 
 // The ONNX operand positions of `opType` (as written at `opset`) whose values decide output shapes:
-// the registered schema's shapeOperands mapped back through normalizeNode's rewrites.
+// the registered schema's shapeOperands mapped back through normalizeNode's rewrites; for If and
+// Loop, the operands that decide their control (specialised on import, onnx_control_flow.cpp).
 std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset);
 
 // IEEE half / bfloat16 bits <-> float.

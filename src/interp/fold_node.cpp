@@ -17,7 +17,7 @@ bool allConstant(const Node& n) {
 }
 }  // namespace
 
-Expected<bool> foldNode(Graph& g, Node* n) {
+Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants) {
   const OpSchema* s = n->schema();
   if (!s || s->has(kNoFold)) return false;
   bool shapeOnly = s->has(kShapeOnly);
@@ -44,7 +44,11 @@ Expected<bool> foldNode(Graph& g, Node* n) {
     }
   }
   MG_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluateNode(*n, ins));
-  for (size_t i = 0; i < outs.size(); ++i) g.makeConstant(n->output(i), std::move(outs[i]));
+  if (constants) constants->clear();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Value* c = g.makeConstant(n->output(i), std::move(outs[i]));
+    if (constants) constants->push_back(c);
+  }
   for (Value* v : n->outputs())
     if (v->hasUses() || v->isGraphOutput()) return true;
   g.eraseNode(n);

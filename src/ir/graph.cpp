@@ -173,9 +173,11 @@ void Graph::eraseNode(Node* n) {
   for (Value* v : n->outputs_) {
     v->producer_ = nullptr;
     byName_.erase(v->name_);
-    auto it = std::find_if(values_.begin(), values_.end(),
+    // From the back: the results of a node erased right after it was made (folding on import)
+    // are the newest values, and a scan from the front made importing quadratic.
+    auto it = std::find_if(values_.rbegin(), values_.rend(),
                            [v](const std::unique_ptr<Value>& p) { return p.get() == v; });
-    values_.erase(it);
+    values_.erase(std::next(it).base());
   }
   nodes_.erase(n->self_);
 }

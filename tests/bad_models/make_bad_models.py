@@ -95,6 +95,7 @@ m = model([helper.make_node("Relu", ["x"], ["y"], name="relu1")], [X], [vi("y", 
 del m.opset_import[:]
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 save("no_default_opset.onnx", m)
+# An If on a graph input: its condition is data, so it cannot be specialised on import.
 then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", None)])
 save("subgraph_if.onnx", model(
     [helper.make_node("If", ["c"], ["y"], name="if1", then_branch=then, else_branch=then)],

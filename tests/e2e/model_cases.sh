@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
-# e2e.parallel_forms, e2e.qdq). One helper does what each needs:
+# e2e.parallel_forms, e2e.qdq, e2e.control_flow). One helper does what each needs:
 # generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
 # interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check it on the targets named, assert on what the compiler
 # printed or emitted, and remove the folder however the case ends.
@@ -116,6 +116,18 @@ case "$case_name" in
       run "check ${t:-on cpu (1 thread)} at tolerance 0" -- "$magnetoc" check "$dir/model.onnx" \
         --data "$dir/test_data_set_0" --rtol 0 --atol 0 -q $t
     done
+    ;;
+  control_flow)  # a Loop with an If in its body and a Scan, unrolled on import: numpy's outputs
+    model control_flow_model.py
+    run "compile without the trip count" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "node 'rows' \(Loop\): the trip count M is not a compile-time constant" \
+      "compile refuses the Loop while its trip count is an input"
+    run "check -v on cpu" -- "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" -v
+    expect_in "$dir/out" "node 'rows' \(Loop\): unrolled 4 iterations" "check binds n and unrolls the Loop"
+    expect_in "$dir/out" "node 'parity_if' \(If\): condition constant false, else_branch" \
+      "the If in the body is specialised per iteration"
+    expect_in "$dir/out" "node 'columns' \(Scan\): unrolled 3 steps" "the Scan is unrolled"
+    check_on cpu2 cuda hip
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -4,7 +4,8 @@
 #   - node_*.onnx: small models of ONNX's backend node tests (Debian's libonnx-testdata), one per
 #     op family, with integer inputs (shapes, axes, indices) made initializers from the test's
 #     data, so that they import without --bind;
-#   - frontend_*.onnx: the models of tests/data/frontend (old opsets, legacy forms, unsorted);
+#   - frontend_*.onnx: the models of tests/data/frontend (old opsets, legacy forms, unsorted,
+#     control flow);
 #   - bad_*.onnx: a selection of the bad-model corpus (tests/bad_models/make_bad_models.py);
 #   - regress_*.onnx (not written here): inputs that crashed fuzz_onnx_import before their fix.
 import os
@@ -28,7 +29,7 @@ cast_FLOAT_to_DOUBLE reduce_mean_keepdims_example where_example convtranspose in
 tile onehot_with_axis range_float_type_positive_delta squeeze unsqueeze_axis_0 matmul_3d
 depthtospace_example clip_default_min argmax_default_axis_example""".split()
 FRONTEND = """valid legacy opset6 shape_reshape unsorted symbolic init_short cycle
-unknown_domain""".split()
+unknown_domain loop loop_cond if_loop scan_reverse loop_undefined""".split()
 BAD = """truncated random_bytes huge_length_prefix duplicate_tensor conv_zero_strides
 conv_pads_wrong_length matmul_mismatch reshape_incompatible concat_axis_out_of_range
 gather_index_out_of_range split_sizes_not_summing transpose_not_permutation attribute_no_value

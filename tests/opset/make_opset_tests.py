@@ -49,7 +49,7 @@ OP_VERSIONS = {
     "ConstantOfShape": [9, 20, 21], "Conv": [1, 11], "DeformConv": [19], "Div": [1, 6, 7, 13, 14],
     "Equal": [1, 7, 11, 13, 19], "Flatten": [1, 9, 11, 13, 21], "Gelu": [20],
     "GroupNormalization": [18, 21], "Identity": [1, 13, 14, 16, 19, 21], "IsInf": [10, 20],
-    "IsNaN": [9, 13, 20], "LayerNormalization": [17], "LpPool": [1, 2, 11, 18],
+    "IsNaN": [9, 13, 20], "If": [1, 11, 13, 16, 19, 21], "Loop": [1, 11, 13, 16, 19, 21], "LayerNormalization": [17], "LpPool": [1, 2, 11, 18],
     "MatMul": [1, 9, 13], "Mish": [18], "QuantizeLinear": [10, 13, 19, 21],
     "DequantizeLinear": [10, 13, 19, 21], "Mul": [1, 6, 7, 13, 14], "Pad": [1, 2, 11, 13, 18, 19, 21],
     "ReduceL1": [1, 11, 13, 18], "ReduceL2": [1, 11, 13, 18], "ReduceLogSum": [1, 11, 13, 18],
@@ -57,7 +57,7 @@ OP_VERSIONS = {
     "ReduceMean": [1, 11, 13, 18], "ReduceMin": [1, 11, 12, 13, 18, 20],
     "ReduceProd": [1, 11, 13, 18], "ReduceSum": [1, 11, 13], "ReduceSumSquare": [1, 11, 13, 18],
     "Relu": [1, 6, 13, 14], "Reshape": [1, 5, 13, 14, 19, 21], "Resize": [10, 11, 13, 18, 19],
-    "ScatterElements": [11, 13, 16, 18], "ScatterND": [11, 13, 16, 18],
+    "Scan": [8, 9, 11, 16, 19, 21], "ScatterElements": [11, 13, 16, 18], "ScatterND": [11, 13, 16, 18],
     "Shape": [1, 13, 15, 19, 21], "Sigmoid": [1, 6, 13], "Size": [1, 13, 19, 21],
     "Softmax": [1, 11, 13], "Split": [1, 2, 11, 13, 18], "Squeeze": [1, 11, 13, 21],
     "Transpose": [1, 13, 21], "Unsqueeze": [1, 11, 13, 21],
@@ -69,9 +69,6 @@ OP_VERSIONS = {
 UNSUPPORTED = {
     "OptionalGetElement": ([18], "optional types are not supported"),
     "OptionalHasElement": ([18], "optional types are not supported"),
-    "If": ([19, 21], "control flow (subgraphs) is not supported"),
-    "Loop": ([19, 21], "control flow (subgraphs) is not supported"),
-    "Scan": ([19, 21], "control flow (subgraphs) is not supported"),
     "QLinearMatMul": ([21], "version 21 adds float8 operands, which Magneto lacks; int8/uint8 "
                             "QLinearMatMul runs on the CPU target only (docs/QUANTIZATION.md)"),
     "AffineGrid": ([20], "not implemented"),
@@ -742,12 +739,87 @@ def model_cases():
         doc="Conv, GroupNormalization-21, Mish, residual Add")
 
 
+def graph(nodes, name, ins, outs):
+    """A subgraph (If branch, Loop or Scan body); None under --list, which needs no attributes."""
+    if onnx is None:
+        return None
+    vi = lambda n, t, shape: helper.make_tensor_value_info(n, t, shape)
+    return helper.make_graph(nodes, name, [vi(*i) for i in ins], [vi(*o) for o in outs])
+
+
+def control_flow_cases():
+    # Control flow whose control is known at compile time, specialised on import
+    # (src/frontend/onnx_control_flow.cpp); versions 19 and 21 only widened the types.
+    FT, BT, IT = (TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64) if onnx else (0, 0, 0)
+    n = "if19_bound_cond"
+    r = rng_for(n)
+    add(n, 19, [node("If", ["cond"], ["y"],
+                     then_branch=graph([node("Mul", ["x", "x"], ["t"])], "then", [],
+                                       [("t", FT, [3, 4])]),
+                     else_branch=graph([node("Neg", ["x"], ["e"])], "else", [],
+                                       [("e", FT, [3, 4])]))],
+        [("cond", np.array(True)), ("x", f32(r, (3, 4)))], [("y", F)],
+        doc="condition a graph input (bound at compile time): the then branch")
+    n = "if21_folded_cond"
+    r = rng_for(n)
+    add(n, 21, [node("Size", ["x"], ["size"]), node("Equal", ["size", "twelve"], ["cond"]),
+                node("If", ["cond"], ["y"],
+                     then_branch=graph([node("Neg", ["x"], ["t"])], "then", [],
+                                       [("t", FT, [3, 5])]),
+                     else_branch=graph([node("Add", ["x", "x"], ["e"])], "else", [],
+                                       [("e", FT, [3, 5])]))],
+        [("x", f32(r, (3, 5)))], [("y", F)], [("twelve", i64(12))],
+        doc="condition folded from Size(x) on import: the else branch")
+    loop_body = graph([node("Add", ["acc", "x"], ["acc_out"]),
+                       node("Cast", ["i"], ["fi"], to=FT),
+                       node("Mul", ["acc_out", "fi"], ["scan_out"]),
+                       node("Identity", ["c"], ["c_out"])], "body",
+                      [("i", IT, []), ("c", BT, []), ("acc", FT, [4])],
+                      [("c_out", BT, []), ("acc_out", FT, [4]), ("scan_out", FT, [4])])
+    n = "loop19_trip_input"
+    r = rng_for(n)
+    add(n, 19, [node("Loop", ["m", "", "acc0"], ["acc", "scan"], body=loop_body)],
+        [("m", i64(3)), ("x", f32(r, (4,))), ("acc0", f32(r, (4,)))], [("acc", F), ("scan", F)],
+        doc="trip count a graph input (bound at compile time), a carried value, a scan output")
+    n = "loop21_cond_ends"
+    r = rng_for(n)
+    cond_body = graph([node("Add", ["acc", "x"], ["acc_out"]),
+                       node("Less", ["i", "two"], ["c_out"]),
+                       node("Neg", ["acc_out"], ["scan_out"])], "body",
+                      [("i", IT, []), ("c", BT, []), ("acc", FT, [2, 3])],
+                      [("c_out", BT, []), ("acc_out", FT, [2, 3]), ("scan_out", FT, [2, 3])])
+    add(n, 21, [node("Loop", ["m", "go", "x"], ["acc", "scan"], body=cond_body)],
+        [("x", f32(r, (2, 3)))], [("acc", F), ("scan", F)],
+        [("m", i64(10)), ("go", np.array(True)), ("two", i64(2))],
+        doc="trip count 10, the body's condition i < 2 ends it after 3 iterations")
+    scan_body = graph([node("Add", ["s", "col"], ["s_out"]),
+                       node("Mul", ["s_out", "col"], ["y_out"])], "body",
+                      [("s", FT, [3]), ("col", FT, [3])], [("s_out", FT, [3]), ("y_out", FT, [3])])
+    n = "scan19_reverse_axis1"
+    r = rng_for(n)
+    add(n, 19, [node("Scan", ["s0", "x"], ["s", "ys"], body=scan_body, num_scan_inputs=1,
+                     scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1])],
+        [("s0", f32(r, (3,))), ("x", f32(r, (3, 5)))], [("s", F), ("ys", F)],
+        doc="scan input axis 1 in reverse, the scan output stacked on axis 1")
+    two_body = graph([node("Max", ["m", "a"], ["m1"]), node("Sub", ["m1", "b"], ["m_out"]),
+                      node("Identity", ["m_out"], ["y_out"])], "body",
+                     [("m", FT, [2]), ("a", FT, [2]), ("b", FT, [2])],
+                     [("m_out", FT, [2]), ("y_out", FT, [2])])
+    n = "scan21_two_inputs_prepend"
+    r = rng_for(n)
+    add(n, 21, [node("Scan", ["m0", "a", "b"], ["m", "ys"], body=two_body, num_scan_inputs=2,
+                     scan_input_axes=[0, -1], scan_input_directions=[0, 1],
+                     scan_output_directions=[1])],
+        [("m0", f32(r, (2,))), ("a", f32(r, (4, 2))), ("b", f32(r, (2, 4)))], [("m", F), ("ys", F)],
+        doc="two scan inputs (axes 0 and -1, the second reversed), the scan output prepended")
+
+
 def build_cases():
     if CASES:
         return CASES
     for f in (reduce_cases, split_cases, pad_cases, resize_cases, scatter_cases, col2im_cases,
               groupnorm_cases, centercroppad_cases, elementwise_cases, quantize_cases, cast_cases,
-              view_cases, pool_cases, model_cases):
+              view_cases, pool_cases, model_cases, control_flow_cases):
         f()
     return CASES
 

@@ -57,7 +57,8 @@ struct OnnxModelInput {
   bool staticShape = false;  // every dimension has a non-negative value
 };
 // The model's graph inputs that are not initializers, in file order. Used by `magnetoc check` to
-// match test data (input_K.pb) to inputs.
+// match test data (input_K.pb) to inputs. An input or output that is not a tensor (sequence, map,
+// optional) is an error: its test data is not a TensorProto.
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path);
 // The model's graph output names, in file order (no import). Used by `magnetoc check --atol NAME=A`.
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path);

@@ -13,7 +13,8 @@ namespace magneto {
 // operand has a static shape) and a reference kernel exists: each result becomes a constant; the
 // node is erased when none of its results is still used. Ops marked kNoFold (random generators)
 // and results over 64 MiB (a broadcast of a scalar, not weight preprocessing) are kept.
-// Returns whether n was folded.
-Expected<bool> foldNode(Graph& g, Node* n);
+// Returns whether n was folded; when it was and `constants` is given, the constants that replace its
+// results, in result order (the importer binds them without scanning the graph's values).
+Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants = nullptr);
 
 }  // namespace magneto

@@ -163,4 +163,110 @@ save(model([helper.make_node("Slice", ["x"], ["s"], starts=[0, 1], ends=[1, 3], 
            [vi("s", [1, 2]), vi("p", [2, 6]), vi("c", [2, 4]), vi("tv", [2, 2]),
             vi("sm", [2, 4]), vi("up", [1, 1, 4, 4])], [f32("scales", [1, 1, 2, 2])], opset=9),
      "legacy.onnx")
+
+# --- Control flow specialised on import (src/frontend/onnx_control_flow.cpp) ---
+def scalar_bool(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.bool_), name)
+
+
+def graph(nodes, name, inputs, outputs, inits=()):
+    return helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+
+
+# if_cond.onnx: If on the graph input 'c' (bound in the tests): then 2*x, else -x; the branches
+# read the outer-scope x.
+then_b = graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [], [vi("t", [3])],
+               [f32("two", [2.0])])
+else_b = graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", [3])])
+save(model([helper.make_node("If", ["c"], ["y"], name="iff", then_branch=then_b,
+                             else_branch=else_b)],
+           [vi("c", [], TensorProto.BOOL), vi("x", [3])], [vi("y", [3])]), "if_cond.onnx")
+
+
+# loop_*.onnx: Loop(M, cond, y0) with body(i, c, y): y' = y + x (x from the outer scope),
+# scan output s = y' * float(i); the cond output is `cond_body` (Identity of c by default).
+def loop_model(name, m, cond, cond_nodes=None, cond_out="c_out", extra_inits=(), opset=13,
+               body_inputs=None, check=True):
+    body_nodes = [helper.make_node("Add", ["y_in", "x"], ["y_out"]),
+                  helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", ["y_out", "fi"], ["s_out"])]
+    body_nodes += cond_nodes or [helper.make_node("Identity", ["c"], ["c_out"])]
+    ins = body_inputs or [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL),
+                          vi("y_in", [2])]
+    body = graph(body_nodes, "body", ins,
+                 [vi(cond_out, [], TensorProto.BOOL), vi("y_out", [2]), vi("s_out", [2])])
+    inits = [f32("y0", [1.0, -1.0])] + list(extra_inits)
+    loop_in = []
+    if m is None:
+        loop_in.append("")
+    else:
+        inits.append(i64("M", m))
+        loop_in.append("M")
+    if cond is None:
+        loop_in.append("")
+    else:
+        inits.append(scalar_bool("cond", cond))
+        loop_in.append("cond")
+    save(model([helper.make_node("Loop", loop_in + ["y0"], ["y", "s"], name="loop", body=body)],
+               [vi("x", [2])], [vi("y", [2]), vi("s", ["n", 2])], inits, opset=opset), name, check)
+
+
+loop_model("loop.onnx", 3, True)
+# The condition turns false after iteration 1 (i >= 1): two iterations though M is 10.
+loop_model("loop_cond.onnx", 10, True,
+           [helper.make_node("Less", ["i", "one"], ["c_out"])], extra_inits=[i64("one", 1)])
+# The condition depends on the data: y' summed below 10.
+loop_model("loop_data_cond.onnx", 10, True,
+           [helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "ten"], ["c_out"])], extra_inits=[f32("ten", 10.0)])
+loop_model("loop_over_cap.onnx", 5000, None)
+loop_model("loop_forever.onnx", None, None)
+# Bodies the checker does not see (opset 18): one input too many, a name nothing defines.
+loop_model("loop_body_arity.onnx", 3, True, opset=18,
+           body_inputs=[vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL),
+                        vi("y_in", [2]), vi("extra", [2])], check=False)
+loop_model("loop_undefined.onnx", 3, True, opset=18,
+           cond_nodes=[helper.make_node("Identity", ["nowhere"], ["c_out"])], check=False)
+# loop_trip_input.onnx: M is a graph input (bound by magnetoc check: shapeDeterminingInputs).
+body = graph([helper.make_node("Add", ["y_in", "x"], ["y_out"]),
+              helper.make_node("Identity", ["c"], ["c_out"])], "body",
+             [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("y_in", [2])],
+             [vi("c_out", [], TensorProto.BOOL), vi("y_out", [2])])
+save(model([helper.make_node("Cast", ["n"], ["n64"], to=TensorProto.INT64),
+            helper.make_node("Loop", ["n64", "", "y0"], ["y"], name="loop", body=body)],
+           [vi("x", [2]), vi("n", [], TensorProto.INT32), vi("y0", [2])], [vi("y", [2])]),
+     "loop_trip_input.onnx")
+# if_loop.onnx: nested control flow: a constant-true If whose then branch runs a 2-iteration Loop
+# (y = x + 2*x); the else branch is Identity(x).
+inner = graph([helper.make_node("Add", ["acc", "x"], ["acc_out"]),
+               helper.make_node("Identity", ["c"], ["c_out"])], "inner",
+              [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("acc", [3])],
+              [vi("c_out", [], TensorProto.BOOL), vi("acc_out", [3])])
+then_b = graph([helper.make_node("Loop", ["two", ""], ["t"], name="inner_loop", body=inner,
+                                 )], "then", [], [vi("t", [3])])
+# the Loop's initial value is x itself: x + x + x
+then_b.node[0].input.append("x")
+else_b = graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [vi("e", [3])])
+save(model([helper.make_node("If", ["yes"], ["y"], name="outer_if", then_branch=then_b,
+                             else_branch=else_b)],
+           [vi("x", [3])], [vi("y", [3])], [scalar_bool("yes", True), i64("two", 2)]),
+     "if_loop.onnx")
+
+# scan_reverse.onnx (opset 11): Scan over x[2,3] along axis 1 (3 steps) in reverse, a running sum
+# as state; the scan output stacked on axis 1 and prepended (direction 1).
+body = graph([helper.make_node("Add", ["sum_in", "col"], ["sum_out"]),
+              helper.make_node("Identity", ["sum_out"], ["scan_out"])], "body",
+             [vi("sum_in", [2]), vi("col", [2])], [vi("sum_out", [2]), vi("scan_out", [2])])
+save(model([helper.make_node("Scan", ["init", "x"], ["final", "z"], name="scan", body=body,
+                             num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1],
+                             scan_output_axes=[1], scan_output_directions=[1])],
+           [vi("init", [2]), vi("x", [2, 3])], [vi("final", [2]), vi("z", [2, 3])], opset=11),
+     "scan_reverse.onnx")
+
+# sequence_map.onnx: SequenceMap's subgraph is still refused by the loader.
+body = graph([helper.make_node("Identity", ["e"], ["o"])], "body", [vi("e", [2])], [vi("o", [2])])
+seq = helper.make_tensor_sequence_value_info
+save(model([helper.make_node("SequenceMap", ["xs"], ["ys"], name="smap", body=body)],
+           [seq("xs", TensorProto.FLOAT, [2])], [seq("ys", TensorProto.FLOAT, [2])], opset=17),
+     "sequence_map.onnx", check=False)
 print("models written to", HERE)
