@@ -10,6 +10,7 @@ void registerAllOps(OpRegistry& r) {
   registerRecurrentOps(r);
   registerLossOps(r);
   registerQuantizeOps(r);
+  registerSignalOps(r);
   registerInternalOps(r);
 }
 
