@@ -1,0 +1,120 @@
+// GPU lowering of DFT and STFT (float32 and float64) as generated map functors: one thread per
+// output number (the real or the imaginary part of bin k of one line or frame) sums the line's
+// terms in double in the CPU runtime's order (runtime/cpu/k_signal.cpp), O(n) per output, with
+// the twiddle angle 2 pi ((j k) mod n) / n, the same reduction of the angle as the CPU's table.
+//   DFT    the operand's strides over the signal axis and the trailing 1|2 dim are 0, so idx[0]
+//          is the start of the output's line; the line is read with the axis' stride.
+//   STFT   idx[0] is the start of the output's frame (batch * length + frame * frame_step); the
+//          window (optional) is a second operand of stride 0, read at j.
+// The windows fold at compile time (their one operand, the size, is a shape operand, so it is a
+// constant) and never reach the GPU; MelWeightMatrix with operands bound at run time has no
+// lowering (refused by name, docs/GPU_TARGET.md).
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "gpu_lowering.h"
+
+namespace magneto {
+namespace gpu {
+namespace {
+
+// Statements of the functor's loop: `s` (double) += term j of output bin `k` (an int64_t
+// variable) of the n-point transform of the line at p, whose point j is p[j * stride] (and its
+// imaginary part at + 1 when complex), times w[j] when windowed; `part` selects real (0) or
+// imaginary (1). `used` points are read (the rest are the zero padding).
+std::string dftSum(int64_t n, int64_t used, int64_t stride, bool complex, bool inverse,
+                   bool windowed) {
+  std::string f;
+  f += "    double s = 0;\n";
+  f += fmt::format("    for (int64_t j = 0; j < {}; ++j) {{\n", used);
+  f += fmt::format("      const double t = 6.283185307179586476925 * static_cast<double>((j * k) % "
+                   "{0}) / {0}.0;\n",
+                   n);
+  f += fmt::format("      const double c = cos(t), sn = {}sin(t);\n", inverse ? "" : "-");
+  f += fmt::format("      const double w = {};\n", windowed ? "static_cast<double>(w0[j])" : "1.0");
+  f += fmt::format("      const double re = static_cast<double>(p[j * {}]) * w;\n", stride);
+  f += complex ? fmt::format("      const double im = static_cast<double>(p[j * {} + 1]) * w;\n", stride)
+               : std::string("      const double im = 0;\n");
+  f += "      s += part == 0 ? re * c - im * sn : re * sn + im * c;\n";
+  f += "    }\n";
+  return f;
+}
+
+Status requireFloat(const Node& n, DType t) {
+  if (t != DType::kF32 && t != DType::kF64)
+    return unsupported("{}: signals of type {} on the cuda/hip targets (f32 and f64 are lowered)",
+                       n.describe(), dtypeName(t));
+  return Status::success();
+}
+
+}  // namespace
+
+Expected<std::vector<GpuItem>> lowerDFT(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  MG_RETURN_IF_ERROR(requireFloat(n, x->dtype()));
+  const char* T = ctypeOf(x->dtype());
+  const int r = x->rank();
+  int64_t axis = n.attrs().getInt("axis", 1);
+  if (axis < 0) axis += r;
+  const bool inverse = n.attrs().getInt("inverse", 0) != 0;
+  const Dims& xd = x->dims();
+  const int64_t c = xd[r - 1], len = xd[axis], bins = y->dims()[axis];
+  int64_t points = len;  // dft_length: a constant (shape operand), else the axis' length
+  if (n.hasInput(1)) {
+    const Tensor* l = n.input(1)->isConstant() ? &n.input(1)->constant() : nullptr;
+    if (!l || !l->hasData())
+      return unsupported("{}: dft_length must be a constant on the cuda/hip targets", n.describe());
+    points = l->intAt(0);
+  }
+  int64_t inner = 1;
+  for (int d = static_cast<int>(axis) + 1; d < r - 1; ++d) inner *= xd[d];
+
+  std::vector<int64_t> xs = contiguousStrides(xd), over = xs;
+  over[axis] = 0;
+  over[r - 1] = 0;
+  std::string name = functorName(cx), f = functorHead(name);
+  f += fmt::format("    const {0}* const p = static_cast<const {0}*>(in[0]) + idx[0];\n", T);
+  f += fmt::format("    const int64_t k = (o / {}) % {}, part = o % 2;\n", inner * 2, bins);
+  f += dftSum(points, std::min(points, len), xs[axis], c == 2, inverse, false);
+  f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(s{1});\n", T,
+                   inverse ? fmt::format(" / {}.0", points) : std::string());
+  f += kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, y->dims(), {{cx.ptr(x), 0, over}}, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerSTFT(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  MG_RETURN_IF_ERROR(requireFloat(n, x->dtype()));
+  const char* T = ctypeOf(x->dtype());
+  const Dims& xd = x->dims();
+  const Tensor* stepT = n.input(1)->isConstant() ? &n.input(1)->constant() : nullptr;
+  if (!stepT || !stepT->hasData())
+    return unsupported("{}: frame_step must be a constant on the cuda/hip targets", n.describe());
+  const int64_t step = stepT->intAt(0), c = xd[2], bins = y->dims()[2];
+  const bool windowed = n.hasInput(2);
+  int64_t length = windowed ? n.input(2)->dims()[0] : 0;
+  if (!windowed) {
+    const Tensor* l = n.input(3)->isConstant() ? &n.input(3)->constant() : nullptr;
+    if (!l || !l->hasData())
+      return unsupported("{}: frame_length must be a constant on the cuda/hip targets",
+                         n.describe());
+    length = l->intAt(0);
+  }
+
+  std::vector<MapOperand> ops = {{cx.ptr(x), 0, {xd[1] * c, step * c, 0, 0}}};
+  if (windowed) ops.push_back({cx.ptr(n.input(2)), 0, {0, 0, 0, 0}});
+  std::string name = functorName(cx), f = functorHead(name);
+  f += fmt::format("    const {0}* const p = static_cast<const {0}*>(in[0]) + idx[0];\n", T);
+  if (windowed) f += fmt::format("    const {0}* const w0 = static_cast<const {0}*>(in[1]) + idx[1];\n", T);
+  f += fmt::format("    const int64_t k = (o / 2) % {}, part = o % 2;\n", bins);
+  f += dftSum(length, length, c, c == 2, false, windowed);
+  f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(s);\n", T);
+  f += kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
+}  // namespace gpu
+}  // namespace magneto
