@@ -322,6 +322,24 @@ TEST(Frontend, ShapeDeterminingInputsFollowsValues) {
   EXPECT_EQ(*backend, (std::vector<std::string>{"shape"}));
 }
 
+TEST(Frontend, ShapeDeterminingInputsOfTheSignalOps) {
+  // The inputs that decide the signal ops' result shapes are bound by `magnetoc check`; the
+  // signal itself, the window and MelWeightMatrix's rate and edges stay run-time inputs.
+  const std::string dir = "/usr/share/libonnx-testdata/data/node/";
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {"test_hannwindow", {"x"}},
+      {"test_stft", {"frame_step", "frame_length"}},
+      {"test_stft_with_window", {"frame_step"}},
+      {"test_dft", {}},
+      {"test_melweightmatrix", {"num_mel_bins", "dft_length"}},
+  };
+  for (const auto& [test, want] : cases) {
+    auto names = shapeDeterminingInputs(dir + test + "/model.onnx");
+    ASSERT_TRUE(names.ok()) << test << ": " << names.status().message();
+    EXPECT_EQ(*names, want) << test;
+  }
+}
+
 TEST(Frontend, BoundInputBecomesConstant) {
   SKIP_UNLESS_OPS({"Cast", "Reshape"}, true);
   ImportOptions opts;
