@@ -1,4 +1,5 @@
-// GPU lowering of DFT and STFT (float32 and float64) as generated map functors: one thread per
+// GPU lowering of DFT, STFT and MelWeightMatrix (float32 and float64) as generated map functors.
+// DFT and STFT: one thread per
 // output number (the real or the imaginary part of bin k of one line or frame) sums the line's
 // terms in double in the CPU runtime's order (runtime/cpu/k_signal.cpp), O(n) per output, with
 // the twiddle angle 2 pi ((j k) mod n) / n, the same reduction of the angle as the CPU's table.
@@ -6,9 +7,12 @@
 //          is the start of the output's line; the line is read with the axis' stride.
 //   STFT   idx[0] is the start of the output's frame (batch * length + frame * frame_step); the
 //          window (optional) is a second operand of stride 0, read at j.
+// MelWeightMatrix (reached only when sample_rate or an edge is bound at run time; otherwise it
+// folds): one thread per output (bin j, filter i) computes the filter's three mel points as the
+// CPU does and its value at j. Where the CPU fails the run (a point below 0, a filter reaching
+// past the last bin, a sample_rate below 1) the filter is NaN: a GPU program cannot stop a run.
 // The windows fold at compile time (their one operand, the size, is a shape operand, so it is a
-// constant) and never reach the GPU; MelWeightMatrix with operands bound at run time has no
-// lowering (refused by name, docs/GPU_TARGET.md).
+// constant) and never reach the GPU.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -112,6 +116,48 @@ Expected<std::vector<GpuItem>> lowerSTFT(const Node& n, const TileConfig& tile, 
   f += dftSum(length, length, c, c == 2, false, windowed);
   f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(s);\n", T);
   f += kFunctorTail;
+  return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
+Expected<std::vector<GpuItem>> lowerMelWeightMatrix(const Node& n, const TileConfig& tile,
+                                                    LowerContext& cx) {
+  const Value* y = n.output(0);
+  const int64_t specBins = y->dims()[0], melBins = y->dims()[1];
+  const int64_t dftLength = n.input(1)->constant().intAt(0);  // a shape operand: constant
+  const char* T = ctypeOf(y->dtype());
+  const char *TR = ctypeOf(n.input(2)->dtype()), *TL = ctypeOf(n.input(3)->dtype()),
+             *TH = ctypeOf(n.input(4)->dtype());
+  // Output (j, i) is filter i at spectrogram bin j: it computes mel points i, i + 1, i + 2.
+  std::string name = functorName(cx), f = functorHead(name);
+  f += fmt::format("    const int64_t j = o / {0}, i = o % {0};\n", melBins);
+  f += fmt::format("    const double rate = static_cast<double>(static_cast<const {}*>(in[0])[idx[0]]);\n", TR);
+  f += fmt::format("    const double lo = static_cast<double>(static_cast<const {}*>(in[1])[idx[1]]);\n", TL);
+  f += fmt::format("    const double hi = static_cast<double>(static_cast<const {}*>(in[2])[idx[2]]);\n", TH);
+  f += "    const double lowMel = 2595.0 * log10(1.0 + lo / 700.0);\n";
+  f += "    const double highMel = 2595.0 * log10(1.0 + hi / 700.0);\n";
+  f += fmt::format("    const double step = (highMel - lowMel) / {}.0;\n", melBins + 2);
+  f += "    double pt[3];\n    bool bad = !(rate >= 1);\n";
+  f += "    for (int q = 0; q < 3; ++q) {\n";
+  f += "      const double hz = 700.0 * (pow(10.0, (static_cast<double>(i + q) * step + lowMel) / 2595.0) - 1.0);\n";
+  f += fmt::format("      pt[q] = floor({}.0 * hz / rate);\n", dftLength + 1);
+  f += "      bad = bad || !(pt[q] >= 0 && pt[q] <= 1e15);\n    }\n";
+  f += "    const int64_t left = static_cast<int64_t>(pt[0]), center = static_cast<int64_t>(pt[1]),\n"
+       "                  right = static_cast<int64_t>(pt[2]);\n";
+  // The CPU fails the run when a filter reaches past the last bin; here the filter is NaN.
+  f += "    int64_t last = center >= left ? center : -1;\n";
+  f += "    if (right > center && right - 1 > last) last = right - 1;\n";
+  f += fmt::format("    bad = bad || last >= {};\n", specBins);
+  f += "    double v = 0;\n";
+  f += "    if (center == left && j == center) v = 1;\n";
+  f += "    if (center > left && j >= left && j <= center)\n"
+       "      v = static_cast<double>(j - left) / static_cast<double>(center - left);\n";
+  f += "    if (right > center && j >= center && j < right)\n"
+       "      v = static_cast<double>(right - j) / static_cast<double>(right - center);\n";
+  f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(bad ? NAN : v);\n", T);
+  f += kFunctorTail;
+  std::vector<MapOperand> ops;
+  for (int k = 2; k < 5; ++k) ops.push_back({cx.ptr(n.input(k)), 0, {0, 0}});
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
                                       contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
