@@ -253,7 +253,7 @@ else
   tail -15 "$work/device-script.log"; bad "tools/gpu/run_on_device.sh --cpu-test"
 fi
 
-# The opset 18-21 set through the cuda emulation. The whole set (175 cases, each building its own
+# The opset 18-21 set through the cuda emulation. The whole set (178 cases, each building its own
 # package) costs about 820 s of CPU, 7 minutes on two cores, so CI runs this sample of 71 (about
 # 365 s of CPU, 3 minutes): every operator version above 17 of the set
 # (docs/CONFORMANCE.md) at least once, the hard parts of each (Resize's antialias, cubic, policies
