@@ -254,7 +254,7 @@ else
 fi
 
 # The opset 18-21 set through the cuda emulation. The whole set (178 cases, each building its own
-# package) costs about 820 s of CPU, 7 minutes on two cores, so CI runs this sample of 71 (about
+# package) costs about 820 s of CPU, 7 minutes on two cores, so CI runs this sample of 72 (about
 # 365 s of CPU, 3 minutes): every operator version above 17 of the set
 # (docs/CONFORMANCE.md) at least once, the hard parts of each (Resize's antialias, cubic, policies
 # and nearest on uint8; scatters with repeated indices on float and integers; Col2Im in 3-D;
@@ -278,7 +278,8 @@ opset_sample=(reduce_mean_axes_input_keepdims reduce_sum_no_axes_keepdims_op21
   squeeze_unsqueeze19 squeeze_unsqueeze21 flatten_transpose21 constantofshape20 constantofshape21
   averagepool19_dilations_pads_count_include_pad averagepool19_dilations_1d lppool18_dilations_ceil
   deformconv19_groups quantizelinear_per_axis_op19 dequantizelinear_per_axis_op19
-  quantizelinear_output_dtype_op21 model18_conv_layernorm_reducemean_split model18_attention_split_qkv
+  quantizelinear_output_dtype_op21 dft20_axis_length_inverse
+  model18_conv_layernorm_reducemean_split model18_attention_split_qkv
   model18_conv_mish_resize_axes_pad model21_conv_groupnorm_residual)
 opset_args=(--magnetoc "$magnetoc" --out "$opset_out" --jobs 2 --target cuda --emulate)
 if [ "$opset_all" -eq 0 ]; then
