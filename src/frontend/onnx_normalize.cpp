@@ -279,7 +279,7 @@ Status dft20AxisToAttr(NodeDraft& n) {
     if (!v->isConstant() || !v->constant().hasData() || v->constant().numel() != 1 ||
         !isInteger(v->dtype()))
       return unsupported("{}: DFT's axis operand '{}' must be a constant integer scalar (an "
-                         "initializer, or a graph input bound with --bind)",
+                         "initializer; magnetoc check binds a graph input from its data)",
                          n.describe(), v->name());
     axis = v->constant().intAt(0);
   }
