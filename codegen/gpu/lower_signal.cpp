@@ -38,8 +38,10 @@ std::string dftSum(int64_t n, int64_t used, int64_t stride, bool complex, bool i
   f += fmt::format("      const double c = cos(t), sn = {}sin(t);\n", inverse ? "" : "-");
   f += fmt::format("      const double w = {};\n", windowed ? "static_cast<double>(w0[j])" : "1.0");
   f += fmt::format("      const double re = static_cast<double>(p[j * {}]) * w;\n", stride);
-  f += complex ? fmt::format("      const double im = static_cast<double>(p[j * {} + 1]) * w;\n", stride)
-               : std::string("      const double im = 0;\n");
+  if (complex)
+    f += fmt::format("      const double im = static_cast<double>(p[j * {} + 1]) * w;\n", stride);
+  else
+    f += "      const double im = 0;\n";
   f += "      s += part == 0 ? re * c - im * sn : re * sn + im * c;\n";
   f += "    }\n";
   return f;
@@ -111,7 +113,8 @@ Expected<std::vector<GpuItem>> lowerSTFT(const Node& n, const TileConfig& tile, 
   if (windowed) ops.push_back({cx.ptr(n.input(2)), 0, {0, 0, 0, 0}});
   std::string name = functorName(cx), f = functorHead(name);
   f += fmt::format("    const {0}* const p = static_cast<const {0}*>(in[0]) + idx[0];\n", T);
-  if (windowed) f += fmt::format("    const {0}* const w0 = static_cast<const {0}*>(in[1]) + idx[1];\n", T);
+  if (windowed)
+    f += fmt::format("    const {0}* const w0 = static_cast<const {0}*>(in[1]) + idx[1];\n", T);
   f += fmt::format("    const int64_t k = (o / 2) % {}, part = o % 2;\n", bins);
   f += dftSum(length, length, c, c == 2, false, windowed);
   f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(s);\n", T);
@@ -126,24 +129,26 @@ Expected<std::vector<GpuItem>> lowerMelWeightMatrix(const Node& n, const TileCon
   const int64_t specBins = y->dims()[0], melBins = y->dims()[1];
   const int64_t dftLength = n.input(1)->constant().intAt(0);  // a shape operand: constant
   const char* T = ctypeOf(y->dtype());
-  const char *TR = ctypeOf(n.input(2)->dtype()), *TL = ctypeOf(n.input(3)->dtype()),
-             *TH = ctypeOf(n.input(4)->dtype());
   // Output (j, i) is filter i at spectrogram bin j: it computes mel points i, i + 1, i + 2.
   std::string name = functorName(cx), f = functorHead(name);
   f += fmt::format("    const int64_t j = o / {0}, i = o % {0};\n", melBins);
-  f += fmt::format("    const double rate = static_cast<double>(static_cast<const {}*>(in[0])[idx[0]]);\n", TR);
-  f += fmt::format("    const double lo = static_cast<double>(static_cast<const {}*>(in[1])[idx[1]]);\n", TL);
-  f += fmt::format("    const double hi = static_cast<double>(static_cast<const {}*>(in[2])[idx[2]]);\n", TH);
+  // Operands 0, 1, 2 of the item: sample_rate, lower_edge_hertz, upper_edge_hertz.
+  const char* scalars[] = {"rate", "lo", "hi"};
+  for (int k = 0; k < 3; ++k)
+    f += fmt::format("    const double {} = static_cast<double>(static_cast<const {}*>(in[{}])[idx[{}]]);"
+                     "\n",
+                     scalars[k], ctypeOf(n.input(k + 2)->dtype()), k, k);
   f += "    const double lowMel = 2595.0 * log10(1.0 + lo / 700.0);\n";
   f += "    const double highMel = 2595.0 * log10(1.0 + hi / 700.0);\n";
   f += fmt::format("    const double step = (highMel - lowMel) / {}.0;\n", melBins + 2);
   f += "    double pt[3];\n    bool bad = !(rate >= 1);\n";
   f += "    for (int q = 0; q < 3; ++q) {\n";
-  f += "      const double hz = 700.0 * (pow(10.0, (static_cast<double>(i + q) * step + lowMel) / 2595.0) - 1.0);\n";
+  f += "      const double mel = static_cast<double>(i + q) * step + lowMel;\n";
+  f += "      const double hz = 700.0 * (pow(10.0, mel / 2595.0) - 1.0);\n";
   f += fmt::format("      pt[q] = floor({}.0 * hz / rate);\n", dftLength + 1);
   f += "      bad = bad || !(pt[q] >= 0 && pt[q] <= 1e15);\n    }\n";
-  f += "    const int64_t left = static_cast<int64_t>(pt[0]), center = static_cast<int64_t>(pt[1]),\n"
-       "                  right = static_cast<int64_t>(pt[2]);\n";
+  f += "    const int64_t left = static_cast<int64_t>(pt[0]);\n"
+       "    const int64_t center = static_cast<int64_t>(pt[1]), right = static_cast<int64_t>(pt[2]);\n";
   // The CPU fails the run when a filter reaches past the last bin; here the filter is NaN.
   f += "    int64_t last = center >= left ? center : -1;\n";
   f += "    if (right > center && right - 1 > last) last = right - 1;\n";

@@ -55,6 +55,13 @@ int requireIntScalar(const char* op, const Tensor* in, int nin, int i, const cha
   return 0;
 }
 
+// Fails unless the operand value v (named `what`) is at least `min`.
+int requireAtLeast(const char* op, const char* what, int64_t v, int64_t min, Ctx& ctx) {
+  if (v >= min) return 0;
+  return ctx.fail("%s: %s must be >= %lld, got %lld", op, what, static_cast<long long>(min),
+                  static_cast<long long>(v));
+}
+
 int requireResult(const char* op, Tensor* out, int nout, int64_t numel, Ctx& ctx) {
   if (nout < 1 || !out[0].present() || !isReal(out[0]))
     return ctx.fail("%s: expected one float32 or float64 result", op);
@@ -74,7 +81,7 @@ int window(const char* op, WindowCoeffs w, const Attrs& a, const Tensor* in, int
            int nout, Ctx& ctx) {
   if (requireIntScalar(op, in, nin, 0, "size", ctx)) return 1;
   const int64_t size = intScalar(in[0]);
-  if (size < 0) return ctx.fail("%s: size must be >= 0, got %lld", op, static_cast<long long>(size));
+  if (requireAtLeast(op, "size", size, 0, ctx)) return 1;
   if (requireResult(op, out, nout, size, ctx)) return 1;
   const int64_t N = a.i("periodic", 1) != 0 ? size : size - 1;
   for (int64_t n = 0; n < size; ++n) {
@@ -227,7 +234,7 @@ int kDFT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& 
     if (requireIntScalar(op, in, nin, 1, "dft_length", ctx)) return 1;
     n = intScalar(in[1]);
   }
-  if (n < 1) return ctx.fail("%s: dft_length must be >= 1, got %lld", op, static_cast<long long>(n));
+  if (requireAtLeast(op, "dft_length", n, 1, ctx)) return 1;
   const int64_t bins = onesided ? n / 2 + 1 : n;
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < axis; ++i) outer *= x.dims[i];
@@ -265,7 +272,7 @@ int kSTFT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   const int64_t batch = x.dims[0], signalLength = x.dims[1], c = x.dims[2];
   if (requireIntScalar(op, in, nin, 1, "frame_step", ctx)) return 1;
   const int64_t step = intScalar(in[1]);
-  if (step < 1) return ctx.fail("%s: frame_step must be >= 1, got %lld", op, static_cast<long long>(step));
+  if (requireAtLeast(op, "frame_step", step, 1, ctx)) return 1;
   const Tensor* window = nin > 2 && in[2].present() ? &in[2] : nullptr;
   if (window && (window->rank != 1 || window->dtype != x.dtype))
     return ctx.fail("%s: the window must be a vector of the signal's type", op);
@@ -283,7 +290,8 @@ int kSTFT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
                     static_cast<long long>(length), static_cast<long long>(signalLength));
   const bool onesided = a.i("onesided", 1) != 0;
   if (onesided && c == 2) return ctx.fail("%s: onesided = 1 needs a real signal", op);
-  const int64_t frames = (signalLength - length) / step + 1, bins = onesided ? length / 2 + 1 : length;
+  const int64_t frames = (signalLength - length) / step + 1;
+  const int64_t bins = onesided ? length / 2 + 1 : length;
   if (requireResult(op, out, nout, batch * frames * bins * 2, ctx)) return 1;
   if (out[0].dtype != x.dtype) return ctx.fail("%s: the result must have the signal's type", op);
 
