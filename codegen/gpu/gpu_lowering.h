@@ -143,6 +143,10 @@ Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile,
 Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_loss.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 Expected<std::vector<GpuItem>> lowerLoss(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_signal.cpp: DFT, STFT and MelWeightMatrix.
+Expected<std::vector<GpuItem>> lowerDFT(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerSTFT(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerMelWeightMatrix(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).

@@ -117,6 +117,10 @@ std::vector<Entry> buildEntries() {
       // Losses (lower_loss.cpp).
       {"NegativeLogLikelihoodLoss", lowerLoss},
       {"SoftmaxCrossEntropyLoss", lowerLoss},
+      // Signal processing (lower_signal.cpp); the windows fold at compile time.
+      {"DFT", lowerDFT},
+      {"STFT", lowerSTFT},
+      {"MelWeightMatrix", lowerMelWeightMatrix},
       // Elementwise ops whose expressions are not rows of a table (lower_map.cpp).
       {"MgElementwise", lowerElementwise},
       {"BatchNormalization", lowerBatchNorm},

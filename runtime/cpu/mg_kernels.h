@@ -21,6 +21,7 @@ const KernelEntry* recurrentKernels();    // k_recurrent.cpp
 const KernelEntry* lossKernels();         // k_loss.cpp
 const KernelEntry* selectKernels();       // k_select.cpp
 const KernelEntry* quantizeKernels();     // k_quantize.cpp
+const KernelEntry* signalKernels();       // k_signal.cpp
 const KernelEntry* fusedKernels();        // k_fused.cpp: Magneto's internal fused ops
 const KernelEntry* fastKernels();         // f_*.cpp: optimized kernels, same contract
 

@@ -282,7 +282,8 @@ namespace {
 const KernelEntry* const* familyTables() {
   static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
                                         nnKernels(), recurrentKernels(), lossKernels(),
-                                        selectKernels(), quantizeKernels(), fusedKernels(), nullptr};
+                                        selectKernels(), quantizeKernels(), signalKernels(),
+                                        fusedKernels(), nullptr};
   return tables;
 }
 KernelFn lookup(const KernelEntry* t, const char* op) {

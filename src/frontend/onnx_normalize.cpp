@@ -21,6 +21,7 @@
 //   ConstantOfShape       value tensor -> dtype (ONNX type) and mg_value / mg_value_i scalars
 //   GroupNormalization    no rewrite; scale and bias must be per group (opset 18-20) or per
 //                         channel (21+): the IR op takes either, telling them apart by size
+//   DFT    (opset >= 20)  the axis operand (constant; default -2) -> DFT-17's axis attribute
 //
 //   %y = Slice(%x) {starts = [1], ends = [3]}   ->   const %y_starts = dense<[1]>
 //                                                     const %y_ends = dense<[3]>
@@ -269,6 +270,25 @@ Status groupNormScaleForm(int64_t opset, const NodeDraft& n) {
   return Status::success();
 }
 
+// DFT-20 made the axis an optional operand (default -2, the last signal dim) where DFT-17, the
+// IR's form, has an attribute (default 1). The axis is a shape operand, so it must be constant.
+Status dft20AxisToAttr(NodeDraft& n) {
+  int64_t axis = -2;
+  if (n.inputs.size() > 2 && n.inputs[2]) {
+    const Value* v = n.inputs[2];
+    if (!v->isConstant() || !v->constant().hasData() || v->constant().numel() != 1 ||
+        !isInteger(v->dtype()))
+      return unsupported("{}: DFT's axis operand '{}' must be a constant integer scalar (an "
+                         "initializer; magnetoc check binds a graph input from its data)",
+                         n.describe(), v->name());
+    axis = v->constant().intAt(0);
+  }
+  if (n.inputs.size() > 2) n.inputs.resize(2);
+  while (n.inputs.size() > 1 && !n.inputs.back()) n.inputs.pop_back();  // no dft_length
+  n.attrs.set("axis", axis);
+  return Status::success();
+}
+
 }  // namespace
 
 Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
@@ -281,6 +301,7 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
   if (k == "Resize" && opset < 11) return resize10ToResize11(n);
   if (k == "ConstantOfShape") return constantOfShapeValue(n);
   if (k == "GroupNormalization") return groupNormScaleForm(opset, n);
+  if (k == "DFT" && opset >= 20) return dft20AxisToAttr(n);
   if (k == "PRelu" && n.sourceOpset > 0 && n.sourceOpset < 7) return legacyPReluSlope(g, n);
   if (k == "Dropout") {
     n.attrs.erase("ratio");
@@ -301,6 +322,7 @@ std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset) {
   if (opType == "Loop") return {0, 1};
   if (opType == "Upsample") return opset >= 9 ? std::vector<int>{1} : std::vector<int>{};
   if (opType == "Resize" && opset < 11) return {1};
+  if (opType == "DFT" && opset >= 20) return {1, 2};  // dft_length, axis
   if ((opType == "Slice" && opset < 10) || (opType == "Pad" && opset < 11) ||
       (opType == "TopK" && opset < 10) || (opType == "Clip" && opset < 11))
     return {};

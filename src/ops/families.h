@@ -13,6 +13,7 @@ void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
 void registerLossOps(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void registerSelectionOps(OpRegistry& r);    // NonMaxSuppression, Unique, Compress, TfIdfVectorizer
 void registerQuantizeOps(OpRegistry& r);     // Q/DQ, DynamicQuantizeLinear, QLinear*, *Integer
+void registerSignalOps(OpRegistry& r);       // Hann/Hamming/BlackmanWindow, MelWeightMatrix, DFT, STFT
 void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)
 
 }  // namespace magneto

@@ -11,6 +11,7 @@ void registerAllOps(OpRegistry& r) {
   registerLossOps(r);
   registerSelectionOps(r);
   registerQuantizeOps(r);
+  registerSignalOps(r);
   registerInternalOps(r);
 }
 

@@ -111,7 +111,8 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_gather_1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length
-        test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis)
+        test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis
+        test_dft_axis test_dft_inverse test_stft_with_window test_melweightmatrix)
 hip_race="test_conv_with_strides_padding test_maxpool_2d_pads test_gemm_all_attributes test_softmax_axis_2
           test_reduce_mean_keepdims_random test_transpose_all_permutations_3 test_gather_1
           test_lstm_with_peepholes test_gru_seq_length test_sce_mean_weight_ii_3d_log_prob
@@ -265,9 +266,9 @@ else
   tail -15 "$work/device-script.log"; bad "tools/gpu/run_on_device.sh --cpu-test"
 fi
 
-# The opset 18-21 set through the cuda emulation. The whole set (181 cases, each building its own
-# package) costs about 850 s of CPU, 7 minutes on two cores, so CI runs this sample of 77 (about
-# 385 s of CPU, 3 minutes): every operator version above 17 of the set
+# The opset 18-21 set through the cuda emulation. The whole set (184 cases, each building its own
+# package) costs about 860 s of CPU, 7 minutes on two cores, so CI runs this sample of 78 (about
+# 390 s of CPU, 3 minutes): every operator version above 17 of the set
 # (docs/CONFORMANCE.md) at least once, the hard parts of each (Resize's antialias, cubic, policies
 # and nearest on uint8; scatters with repeated indices on float and integers; Col2Im in 3-D;
 # GroupNormalization per group and per channel; every Reduce* with axes operands, noop and bool),
@@ -290,7 +291,8 @@ opset_sample=(reduce_mean_axes_input_keepdims reduce_sum_no_axes_keepdims_op21
   squeeze_unsqueeze19 squeeze_unsqueeze21 flatten_transpose21 constantofshape20 constantofshape21
   averagepool19_dilations_pads_count_include_pad averagepool19_dilations_1d lppool18_dilations_ceil
   deformconv19_groups quantizelinear_per_axis_op19 dequantizelinear_per_axis_op19
-  quantizelinear_output_dtype_op21 model18_conv_layernorm_reducemean_split model18_attention_split_qkv
+  quantizelinear_output_dtype_op21 dft20_axis_length_inverse
+  model18_conv_layernorm_reducemean_split model18_attention_split_qkv
   model18_conv_mish_resize_axes_pad model21_conv_groupnorm_residual if19_bound_cond
   if21_folded_cond loop19_trip_input loop21_cond_ends scan19_reverse_axis1 scan21_two_inputs_prepend)
 opset_args=(--magnetoc "$magnetoc" --out "$opset_out" --jobs 2 --target cuda --emulate)

@@ -46,7 +46,8 @@ OP_VERSIONS = {
     "BitwiseAnd": [18], "BitwiseNot": [18], "BitwiseOr": [18], "BitwiseXor": [18],
     "Cast": [1, 6, 9, 13, 19, 21], "CastLike": [15, 19, 21], "CenterCropPad": [18],
     "Col2Im": [18], "Concat": [1, 4, 11, 13], "Constant": [1, 9, 11, 12, 13, 19, 21],
-    "ConstantOfShape": [9, 20, 21], "Conv": [1, 11], "DeformConv": [19], "Div": [1, 6, 7, 13, 14],
+    "ConstantOfShape": [9, 20, 21], "Conv": [1, 11], "DeformConv": [19], "DFT": [17, 20],
+    "Div": [1, 6, 7, 13, 14],
     "Equal": [1, 7, 11, 13, 19], "Flatten": [1, 9, 11, 13, 21], "Gelu": [20],
     "GroupNormalization": [18, 21], "Identity": [1, 13, 14, 16, 19, 21], "IsInf": [10, 20],
     "IsNaN": [9, 13, 20], "If": [1, 11, 13, 16, 19, 21], "Loop": [1, 11, 13, 16, 19, 21], "LayerNormalization": [17], "LpPool": [1, 2, 11, 18],
@@ -73,7 +74,6 @@ UNSUPPORTED = {
                             "QLinearMatMul runs on the CPU target only (docs/QUANTIZATION.md)"),
     "AffineGrid": ([20], "not implemented"),
     "GridSample": ([20], "not implemented (no version of it is)"),
-    "DFT": ([20], "not implemented (no version of it is)"),
     "ImageDecoder": ([20], "string/bytes inputs are not supported"),
     "RegexFullMatch": ([20], "string tensors are not supported"),
     "StringConcat": ([20], "string tensors are not supported"),
@@ -552,6 +552,25 @@ def quantize_cases():
         doc="output_dtype int8 without a zero point, per slice of axis -1, and back")
 
 
+# ------------------------------------------------------------------------------ signal
+def dft_cases():
+    # DFT-20 moved axis from an attribute (default 1) to an operand (default -2); the importer
+    # makes the operand the attribute again.
+    n = "dft20_default_axis"
+    add(n, 20, [node("DFT", ["x"], ["y"])], [("x", f32(rng_for(n), (2, 3, 5, 1)))], [("y", F)],
+        doc="real input of rank 4, no axis operand: the last signal dim (-2)")
+    n = "dft20_axis_length_inverse"
+    add(n, 20, [node("DFT", ["x", "len", "axis"], ["y"], inverse=1)],
+        [("x", f32(rng_for(n), (2, 5, 3, 2)))], [("y", F)],
+        [("len", i64(8)), ("axis", i64(1))],
+        doc="complex input, axis operand 1, dft_length 8 (zero-padded), inverse")
+    n = "dft20_onesided_cut"
+    add(n, 20, [node("DFT", ["x", "len", "axis"], ["y"], onesided=1)],
+        [("x", f32(rng_for(n), (1, 4, 6, 1)))], [("y", F)],
+        [("len", i64(5)), ("axis", i64(-2))],
+        doc="real input, onesided, dft_length 5 cutting the last signal dim")
+
+
 # ------------------------------------------------------------------------------ casts, views
 def cast_cases():
     for opset in (19, 21):
@@ -819,7 +838,7 @@ def build_cases():
         return CASES
     for f in (reduce_cases, split_cases, pad_cases, resize_cases, scatter_cases, col2im_cases,
               groupnorm_cases, centercroppad_cases, elementwise_cases, quantize_cases, cast_cases,
-              view_cases, pool_cases, model_cases, control_flow_cases):
+              view_cases, pool_cases, dft_cases, model_cases, control_flow_cases):
         f()
     return CASES
 

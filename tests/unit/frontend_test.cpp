@@ -322,6 +322,45 @@ TEST(Frontend, ShapeDeterminingInputsFollowsValues) {
   EXPECT_EQ(*backend, (std::vector<std::string>{"shape"}));
 }
 
+TEST(Frontend, Dft20AxisOperandBecomesTheAttribute) {
+  // dft20.onnx: DFT-20 with its axis absent (default -2), an initializer (1) and a graph input.
+  auto names = shapeDeterminingInputs(model("dft20.onnx"));
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_EQ(*names, (std::vector<std::string>{"ax"}));
+  expectError(importStatus("dft20.onnx"), ErrorCode::kUnsupported,
+              {"node 'd2' (DFT)", "axis operand 'ax' must be a constant"});
+  ImportOptions opts;
+  opts.bindings["ax"] = Tensor::fromVector<int64_t>(DType::kI64, {}, {2});
+  auto g = importOnnx(model("dft20.onnx"), opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto nodes = (*g)->nodes();
+  ASSERT_EQ(nodes.size(), 3u);
+  const int64_t want[] = {-2, 1, 2};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(nodes[i]->numInputs(), 1u) << i;  // the axis operand is gone
+    EXPECT_EQ(nodes[i]->attrs().getInt("axis", 99), want[i]) << i;
+    EXPECT_EQ(nodes[i]->output(0)->dims(), (Dims{1, 3, 4, 2})) << i;
+  }
+}
+
+TEST(Frontend, ShapeDeterminingInputsOfTheSignalOps) {
+  // The inputs that decide the signal ops' result shapes are bound by `magnetoc check`; the
+  // signal itself, the window and MelWeightMatrix's rate and edges stay run-time inputs.
+  const std::string dir = "/usr/share/libonnx-testdata/data/node/";
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {"test_hannwindow", {"x"}},
+      {"test_stft", {"frame_step", "frame_length"}},
+      {"test_stft_with_window", {"frame_step"}},
+      {"test_dft", {}},
+      {"test_melweightmatrix", {"num_mel_bins", "dft_length"}},
+  };
+  for (const auto& [test, want] : cases) {
+    auto names = shapeDeterminingInputs(dir + test + "/model.onnx");
+    ASSERT_TRUE(names.ok()) << test << ": " << names.status().message();
+    EXPECT_EQ(*names, want) << test;
+  }
+}
+
 TEST(Frontend, BoundInputBecomesConstant) {
   SKIP_UNLESS_OPS({"Cast", "Reshape"}, true);
   ImportOptions opts;

@@ -72,6 +72,13 @@ save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2
 # opset18.onnx: newer than libonnx's checker knows, imported unchecked.
 save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=18),
      "opset18.onnx", check=False)
+# dft20.onnx: DFT-20's axis operand, absent (-2), an initializer (1) and a graph input (ax).
+save(model([helper.make_node("DFT", ["x"], ["y0"], name="d0"),
+            helper.make_node("DFT", ["x", "", "one"], ["y1"], name="d1"),
+            helper.make_node("DFT", ["x", "", "ax"], ["y2"], name="d2")],
+           [vi("x", [1, 3, 4, 1]), vi("ax", [], TensorProto.INT64)],
+           [vi("y0", [1, 3, 4, 2]), vi("y1", [1, 3, 4, 2]), vi("y2", [1, 3, 4, 2])],
+           [i64("one", np.array(1))], opset=20), "dft20.onnx", check=False)
 # opset6.onnx: upgraded by ONNX's version converter.
 save(model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "x"], ["y"])],
            [vi("x", [2, 3])], [vi("y", [2, 3])], opset=6, ir=3), "opset6.onnx")
