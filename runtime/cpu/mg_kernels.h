@@ -19,6 +19,7 @@ const KernelEntry* tensorKernels();       // k_tensor.cpp
 const KernelEntry* nnKernels();           // k_nn.cpp
 const KernelEntry* recurrentKernels();    // k_recurrent.cpp
 const KernelEntry* lossKernels();         // k_loss.cpp
+const KernelEntry* visionKernels();       // k_vision.cpp
 const KernelEntry* quantizeKernels();     // k_quantize.cpp
 const KernelEntry* fusedKernels();        // k_fused.cpp: Magneto's internal fused ops
 const KernelEntry* fastKernels();         // f_*.cpp: optimized kernels, same contract

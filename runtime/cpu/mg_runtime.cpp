@@ -281,7 +281,7 @@ void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
 namespace {
 const KernelEntry* const* familyTables() {
   static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
-                                        nnKernels(), recurrentKernels(), lossKernels(),
+                                        nnKernels(), recurrentKernels(), lossKernels(), visionKernels(),
                                         quantizeKernels(), fusedKernels(), nullptr};
   return tables;
 }

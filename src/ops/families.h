@@ -11,6 +11,7 @@ void registerTensorOps(OpRegistry& r);       // Concat, Split, Slice, Reshape, G
 void registerNNOps(OpRegistry& r);           // Conv, ConvTranspose, Gemm, MatMul, pools, norms
 void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
 void registerLossOps(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void registerVisionOps(OpRegistry& r);       // GridSample, RoiAlign, MaxUnpool
 void registerQuantizeOps(OpRegistry& r);     // Q/DQ, DynamicQuantizeLinear, QLinear*, *Integer
 void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)
 

@@ -9,6 +9,7 @@ void registerAllOps(OpRegistry& r) {
   registerNNOps(r);
   registerRecurrentOps(r);
   registerLossOps(r);
+  registerVisionOps(r);
   registerQuantizeOps(r);
   registerInternalOps(r);
 }
