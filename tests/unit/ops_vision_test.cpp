@@ -1,4 +1,4 @@
-// Vision op family (GridSample, RoiAlign, MaxUnpool): the reference kernels against
+// Vision op family (GridSample, RoiAlign, MaxUnpool) and Det: the reference kernels against
 // hand-computed values (each derivation in a comment), the data errors (a batch index or an unpool
 // index out of range fails the step with a message, never a crash) and shape inference's errors.
 #include <gtest/gtest.h>
@@ -240,6 +240,44 @@ TEST(VisionMaxUnpool, ShapesAndErrors) {
   EXPECT_NE(err("%y = MaxUnpool(%x, %i, %s)" + k).find("must be known at compile time"),
             std::string::npos);
   EXPECT_NE(err("%y = MaxUnpool(%x, %i) {kernel_shape = [2]}").find("kernel_shape and strides"),
+            std::string::npos);
+}
+
+// ---- Det -------------------------------------------------------------------------------------
+
+TEST(Det, LUWithPivoting) {
+  // [[1, 2], [3, 4]]: 4 - 6 = -2. [[0, 1, 2], [3, 4, 5], [6, 7, 9]] has a zero first pivot:
+  // 0 - 1 * (27 - 30) + 2 * (21 - 24) = -3. [[1, 2], [2, 4]] is singular: 0.
+  auto r = evalText(R"(graph @t {
+  const %a : f32[2,2] = dense<[1, 2, 3, 4]>
+  const %b : f64[3,3] = dense<[0, 1, 2, 3, 4, 5, 6, 7, 9]>
+  const %c : f32[2,2] = dense<[1, 2, 2, 4]>
+  %da = Det(%a)
+  %db = Det(%b)
+  %dc = Det(%c)
+  output %da, %db, %dc
+})");
+  EXPECT_EQ(r["da"].dims(), Dims{});
+  expectNear(values(r["da"]), {-2});
+  EXPECT_EQ(r["db"].dtype(), DType::kF64);
+  expectNear(values(r["db"]), {-3}, 1e-12);
+  expectNear(values(r["dc"]), {0});
+}
+
+TEST(Det, BatchedOverLeadingDims) {
+  // [2, 1, 2, 2]: diag(2, 3) -> 6, [[0, 1], [1, 0]] (one swap) -> -1.
+  auto r = evalText(R"(graph @t {
+  const %x : f32[2,1,2,2] = dense<[2, 0, 0, 3, 0, 1, 1, 0]>
+  %d = Det(%x)
+  output %d
+})");
+  EXPECT_EQ(r["d"].dims(), (Dims{2, 1}));
+  expectNear(values(r["d"]), {6, -1});
+  EXPECT_NE(inferError("graph @t {\n  input %x : f32[2,3]\n  %d = Det(%x)\n  output %d\n}\n")
+                .find("square matrices"),
+            std::string::npos);
+  EXPECT_NE(inferError("graph @t {\n  input %x : i32[2,2]\n  %d = Det(%x)\n  output %d\n}\n")
+                .find("must be f32 or f64"),
             std::string::npos);
 }
 
