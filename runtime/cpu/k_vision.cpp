@@ -13,10 +13,11 @@
 //   batch_indices[r] (minus 0.5 with half_pixel; with output_half_pixel the region is at least
 //   1 x 1) is cut into output_height x output_width bins; each bin averages (avg) or takes the
 //   maximum of (max) a sampling_ratio x sampling_ratio grid of bilinear samples (sampling_ratio 0:
-//   ceil(bin size) per side). A sample more than one pixel outside the image is 0; one less than
-//   that is clamped to the edge. max is onnxruntime's (and ONNX's reference): the largest of the
-//   four weighted corner values w_i * x_i of each sample, not of the interpolated value.
-//   A batch index outside [0, N) fails the step.
+//   ceil(bin size) per side; none when the region is NaN or infinite). A sample more than one
+//   pixel outside the image is 0; one less than that is clamped to the edge. max is
+//   onnxruntime's (and ONNX's reference): the largest of the four weighted corner values
+//   w_i * x_i of each sample, not of the interpolated value.
+//   A batch index outside [0, N), or more than 2^24 samples per bin, fails the step.
 // MaxUnpool (opset 11): Y = zeros, then Y[I[i]] = X[i] for every i in order (the last write wins),
 //   I being flat indices into the inferred shape [N, C, (x - 1) * stride + kernel - pads...];
 //   with output_shape, that block (pads taken as 0) sits at the start of the larger output.
@@ -71,15 +72,17 @@ T clampToEdge(T x, int64_t size) {
   return std::min(static_cast<T>(size - 1), std::max(x, static_cast<T>(0)));
 }
 
-// Mirrors x into [twiceLow / 2, twiceHigh / 2].
+// Mirrors x into [twiceLow / 2, twiceHigh / 2] (NaN and infinities stay as they are: the clamp
+// after it takes them to an edge).
 template <typename T>
 T reflect(T x, int64_t twiceLow, int64_t twiceHigh) {
   if (twiceLow == twiceHigh) return 0;
+  if (!std::isfinite(x)) return x;
   const T lo = static_cast<T>(twiceLow) / 2, span = static_cast<T>(twiceHigh - twiceLow) / 2;
   x = std::fabs(x - lo);
   const T extra = std::fmod(x, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(x / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  const bool evenFlips = std::fmod(std::floor(x / span), static_cast<T>(2)) == 0;
+  return evenFlips ? extra + lo : span - extra + lo;
 }
 
 // padding_mode applied to one pixel coordinate (zeros: unchanged, the reads check bounds).
@@ -219,11 +222,16 @@ RoiSample roiSample(double y, double x, int64_t H, int64_t W) {
   return s;
 }
 
-// sampling_ratio 0: ceil(bin size) samples per side; none for an empty, reversed or NaN bin, and
-// at most 2^20 (a bound that keeps the cast defined, not one a real region reaches).
+// At most this many samples per bin (2^24): more is a region far larger than any image, which
+// would run for hours; it fails the step instead.
+constexpr int64_t kMaxRoiSamples = int64_t{1} << 24;
+
+// sampling_ratio 0: ceil(bin size) samples per side; none for an empty, reversed, NaN or infinite
+// bin (no sample of it lies in the image). Capped past kMaxRoiSamples to keep the cast defined.
 int64_t adaptiveGrid(double binSize) {
-  if (!(binSize > 0)) return 0;
-  return static_cast<int64_t>(std::min(std::ceil(binSize), 1048576.0));
+  if (!(binSize > 0) || !std::isfinite(binSize)) return 0;
+  const double cap = static_cast<double>(kMaxRoiSamples) + 1;
+  return static_cast<int64_t>(std::min(std::ceil(binSize), cap));
 }
 
 int64_t indexAt(const Tensor& t, int64_t i) {
@@ -258,6 +266,11 @@ int roiAlignT(const Attrs& a, const Tensor* in, const Tensor& y, Ctx& ctx) {
     const double bh = rh / static_cast<double>(PH), bw = rw / static_cast<double>(PW);
     const int64_t gh = ratio > 0 ? ratio : adaptiveGrid(bh);
     const int64_t gw = ratio > 0 ? ratio : adaptiveGrid(bw);
+    if (gh > kMaxRoiSamples || gw > kMaxRoiSamples || gh * gw > kMaxRoiSamples)
+      return ctx.fail("RoiAlign: roi %lld needs %lld x %lld samples per bin, more than 2^24 "
+                      "(a region far larger than the image, or a huge sampling_ratio)",
+                      static_cast<long long>(r), static_cast<long long>(gh),
+                      static_cast<long long>(gw));
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     for (int64_t ph = 0; ph < PH; ++ph)
       for (int64_t pw = 0; pw < PW; ++pw) {

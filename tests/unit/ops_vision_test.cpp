@@ -76,6 +76,27 @@ TEST(VisionGridSample, BicubicZerosPadding) {
   expectNear(values(r["y"]), {-0.140625}, 1e-12);
 }
 
+TEST(VisionGridSample, NonFiniteGridNeverCrashes) {
+  // NaN, infinite and huge points in every mode and padding: zeros padding reads 0 for them,
+  // border and reflection clamp them to an edge; the values just have to be defined.
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* pad : {"zeros", "border", "reflection"}) {
+      auto r = evalText(std::string(R"(graph @t {
+  const %x : f32[1,1,2,2] = dense<[1, 2, 3, 4]>
+  const %g : f32[1,1,4,2] = dense<[nan, 0, inf, -inf, 1e30, -1e30, 3, 0.5]>
+  %y = GridSample(%x, %g) {mode = ")") + mode + "\", padding_mode = \"" + pad + R"("}
+  output %y
+})");
+      ASSERT_TRUE(r.count("y")) << mode << " " << pad;
+      std::vector<double> y = values(r["y"]);
+      if (std::string(pad) == "zeros") {
+        expectNear(y, {0, 0, 0, 0});
+      } else if (std::string(pad) == "border" && std::string(mode) == "nearest") {
+        EXPECT_EQ(y[3], 4);  // (3, 0.5) -> pixel (3.5, 1) -> clamped to (1, 1)
+      }
+    }
+}
+
 TEST(VisionGridSample, ShapesAndErrors) {
   const char* head = "graph @t {\n  input %x : f32[2,3,4,5]\n  input %g : f32[2,6,7,2]\n"
                      "  input %g3 : f32[2,6,7,3]\n  input %gd : f64[2,6,7,2]\n";
@@ -146,6 +167,22 @@ TEST(VisionRoiAlign, MaxTakesTheLargestWeightedCorner) {
 TEST(VisionRoiAlign, SamplesFarOutsideReadZero) {
   // A region at (-10, -10)-(-8, -8): every sample is more than one pixel outside: 0.
   expectNear(roiAlign("[-10, -10, -8, -8]", "sampling_ratio = 2"), {0});
+}
+
+TEST(VisionRoiAlign, NonFiniteRegionsReadZero) {
+  // A NaN or infinite region has no sample inside the image (adaptive or fixed sampling).
+  for (const char* roi : {"[nan, 0, 2, 2]", "[0, 0, inf, 2]", "[-inf, -inf, inf, inf]"}) {
+    expectNear(roiAlign(roi, ""), {0});
+    expectNear(roiAlign(roi, "sampling_ratio = 2"), {0});
+  }
+}
+
+TEST(VisionRoiAlign, TooManySamplesIsADataError) {
+  // A 1e9-pixel region with sampling_ratio 0 would take ceil(1e9) samples per side per bin.
+  std::string e = runError(roiGraph("[0, 0, 1e9, 1e9]", ""));
+  EXPECT_NE(e.find("samples per bin, more than 2^24"), std::string::npos) << e;
+  e = runError(roiGraph("[0, 0, 2, 2]", "sampling_ratio = 5000"));
+  EXPECT_NE(e.find("5000 x 5000 samples per bin"), std::string::npos) << e;
 }
 
 TEST(VisionRoiAlign, BatchIndexOutOfRangeIsADataError) {
