@@ -143,6 +143,11 @@ Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile,
 Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_loss.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 Expected<std::vector<GpuItem>> lowerLoss(const Node& n, const TileConfig& tile, LowerContext& cx);
+// lower_vision.cpp: GridSample, RoiAlign, MaxUnpool, Det.
+Expected<std::vector<GpuItem>> lowerGridSample(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerRoiAlign(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerMaxUnpool(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).

@@ -36,28 +36,6 @@ TEST(GpuLoweringTable, AnOpWithoutAnEntryIsRefusedNamingIt) {
   EXPECT_TRUE(testing::contains(vars.status().message(), "no kernel for op 'Shrink'")) << vars.status().message();
 }
 
-// The vision ops and Det have CPU kernels only (docs/GPU_TARGET.md): refused by name, not lowered
-// into something else.
-TEST(GpuLoweringTable, VisionOpsAndDetAreRefusedByName) {
-  const char* graphs[][2] = {
-      {"GridSample", "  input %x : f32[1,1,4,4]\n  input %g : f32[1,2,2,2]\n"
-                     "  %y = GridSample(%x, %g)\n"},
-      {"RoiAlign", "  input %x : f32[1,1,4,4]\n  input %r : f32[1,4]\n  input %b : i64[1]\n"
-                   "  %y = RoiAlign(%x, %r, %b)\n"},
-      {"MaxUnpool", "  input %x : f32[1,1,2,2]\n  input %i : i64[1,1,2,2]\n"
-                    "  %y = MaxUnpool(%x, %i) {kernel_shape = [2, 2], strides = [2, 2]}\n"},
-      {"Det", "  input %x : f32[3,2,2]\n  %y = Det(%x)\n"},
-  };
-  for (const auto& g : graphs) {
-    auto vars = testing::emitGpu(std::string("graph @t {\n") + g[1] + "  output %y\n}\n");
-    ASSERT_FALSE(vars.ok()) << g[0];
-    EXPECT_EQ(vars.status().code(), ErrorCode::kUnsupported) << g[0];
-    EXPECT_TRUE(testing::contains(vars.status().message(),
-                                  std::string("no kernel for op '") + g[0] + "'"))
-        << vars.status().message();
-  }
-}
-
 TEST(GpuLoweringTable, ElementTypePicksTheLowering) {
   auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[3,4]
