@@ -121,6 +121,11 @@ std::vector<Entry> buildEntries() {
       {"DFT", lowerDFT},
       {"STFT", lowerSTFT},
       {"MelWeightMatrix", lowerMelWeightMatrix},
+      // The vision family and Det (lower_vision.cpp).
+      {"GridSample", lowerGridSample},
+      {"RoiAlign", lowerRoiAlign},
+      {"MaxUnpool", lowerMaxUnpool},
+      {"Det", lowerDet},
       // Elementwise ops whose expressions are not rows of a table (lower_map.cpp).
       {"MgElementwise", lowerElementwise},
       {"BatchNormalization", lowerBatchNorm},

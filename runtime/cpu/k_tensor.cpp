@@ -468,6 +468,7 @@ const KernelEntry* tensorKernels() {
       {"NonZero", kNonZero},
       {"Resize", kResize},
       {"Einsum", kEinsum},
+      {"Det", kDet},
       {nullptr, nullptr}};
   return kTable;
 }

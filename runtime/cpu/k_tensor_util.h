@@ -194,4 +194,5 @@ MG_TENSOR_KERNEL(kReverseSequence);
 MG_TENSOR_KERNEL(kNonZero);
 MG_TENSOR_KERNEL(kResize);           // k_tensor_resize.cpp
 MG_TENSOR_KERNEL(kEinsum);           // k_tensor_einsum.cpp
+MG_TENSOR_KERNEL(kDet);              // k_tensor_det.cpp
 }  // namespace mgrt

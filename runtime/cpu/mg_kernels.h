@@ -20,6 +20,7 @@ const KernelEntry* nnKernels();           // k_nn.cpp
 const KernelEntry* recurrentKernels();    // k_recurrent.cpp
 const KernelEntry* lossKernels();         // k_loss.cpp
 const KernelEntry* selectKernels();       // k_select.cpp
+const KernelEntry* visionKernels();       // k_vision.cpp
 const KernelEntry* quantizeKernels();     // k_quantize.cpp
 const KernelEntry* signalKernels();       // k_signal.cpp
 const KernelEntry* fusedKernels();        // k_fused.cpp: Magneto's internal fused ops

@@ -282,8 +282,8 @@ namespace {
 const KernelEntry* const* familyTables() {
   static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
                                         nnKernels(), recurrentKernels(), lossKernels(),
-                                        selectKernels(), quantizeKernels(), signalKernels(),
-                                        fusedKernels(), nullptr};
+                                        selectKernels(), visionKernels(), quantizeKernels(),
+                                        signalKernels(), fusedKernels(), nullptr};
   return tables;
 }
 KernelFn lookup(const KernelEntry* t, const char* op) {

@@ -19,6 +19,8 @@
 //   PRelu  (written < 7)  a constant slope[C] on an input of rank >= 3 was channel-wise (axis 1)
 //                         -> reshaped to [C,1,...,1]; the 6 -> 7 converter keeps the old shape
 //   ConstantOfShape       value tensor -> dtype (ONNX type) and mg_value / mg_value_i scalars
+//   RoiAlign (written < 16) coordinate_transformation_mode made explicit: output_half_pixel, the
+//                         only behaviour before opset 16 (whose default is half_pixel)
 //   GroupNormalization    no rewrite; scale and bias must be per group (opset 18-20) or per
 //                         channel (21+): the IR op takes either, telling them apart by size
 //   DFT    (opset >= 20)  the axis operand (constant; default -2) -> DFT-17's axis attribute
@@ -303,6 +305,9 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
   if (k == "GroupNormalization") return groupNormScaleForm(opset, n);
   if (k == "DFT" && opset >= 20) return dft20AxisToAttr(n);
   if (k == "PRelu" && n.sourceOpset > 0 && n.sourceOpset < 7) return legacyPReluSlope(g, n);
+  if (k == "RoiAlign" && (n.sourceOpset > 0 ? n.sourceOpset : opset) < 16 &&
+      !n.attrs.has("coordinate_transformation_mode"))
+    n.attrs.set("coordinate_transformation_mode", std::string("output_half_pixel"));
   if (k == "Dropout") {
     n.attrs.erase("ratio");
     n.attrs.erase("is_test");

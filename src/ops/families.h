@@ -12,6 +12,7 @@ void registerNNOps(OpRegistry& r);           // Conv, ConvTranspose, Gemm, MatMu
 void registerRecurrentOps(OpRegistry& r);    // LSTM, GRU, RNN
 void registerLossOps(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void registerSelectionOps(OpRegistry& r);    // NonMaxSuppression, Unique, Compress, TfIdfVectorizer
+void registerVisionOps(OpRegistry& r);       // GridSample, RoiAlign, MaxUnpool
 void registerQuantizeOps(OpRegistry& r);     // Q/DQ, DynamicQuantizeLinear, QLinear*, *Integer
 void registerSignalOps(OpRegistry& r);       // Hann/Hamming/BlackmanWindow, MelWeightMatrix, DFT, STFT
 void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)

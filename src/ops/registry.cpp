@@ -10,6 +10,7 @@ void registerAllOps(OpRegistry& r) {
   registerRecurrentOps(r);
   registerLossOps(r);
   registerSelectionOps(r);
+  registerVisionOps(r);
   registerQuantizeOps(r);
   registerSignalOps(r);
   registerInternalOps(r);

@@ -1,8 +1,8 @@
 // Op schemas of the tensor family, part 3: ops whose kernels compute values rather than only move
 // them: Resize (to opset 19; its output extents come from mgrt::resizeGeometry, the kernel's own
-// function), Einsum, Range, ConstantOfShape, EyeLike, Trilu, and the block rearrangements
+// function), Einsum, Det, Range, ConstantOfShape, EyeLike, Trilu, and the block rearrangements
 // DepthToSpace / SpaceToDepth. Kernels: runtime/cpu/k_tensor_resize.cpp, k_tensor_einsum.cpp,
-// k_tensor.cpp. The Einsum equation is parsed by the same code as the kernel's (k_tensor_shared.h).
+// k_tensor_det.cpp, k_tensor.cpp. The Einsum equation is parsed by the same code as the kernel's (k_tensor_shared.h).
 #include <cmath>
 
 #include "families.h"
@@ -149,6 +149,17 @@ Status inferTrilu(InferContext& c) {
   return Status::success();
 }
 
+// Det: [*, M, M] -> [*], float.
+Status inferDet(InferContext& c) {
+  const TensorType& t = c.inputType(0);
+  if (t.dtype != DType::kF32 && t.dtype != DType::kF64)
+    return unsupported("Det: input must be f32 or f64, got {}", dtypeName(t.dtype));
+  if (t.rank() < 2 || t.dims[t.rank() - 1] != t.dims[t.rank() - 2])
+    return c.error(fmt::format("Det input must be [*, M, M] (square matrices), got {}", t.str()));
+  c.setOutput(0, {t.dtype, Dims(t.dims.begin(), t.dims.end() - 2)});
+  return Status::success();
+}
+
 Status inferDepthToSpace(InferContext& c) {
   const TensorType& t = c.inputType(0);
   int64_t b = c.attrs().getInt("blocksize", 0);
@@ -198,6 +209,11 @@ void registerComputeOps(OpRegistry& r) {
 
   s = makeSchema("Einsum", 1, -1, 1, 1, inferEinsum, "Einstein summation over the equation");
   s.attrs = {{"equation", K::kString, true}};
+  r.add(s);
+
+  s = makeSchema("Det", 1, 1, 1, 1, inferDet,
+                 "determinant of each square matrix of the last two dims (LU in double)");
+  s.sinceVersion = 11;
   r.add(s);
 
   s = makeSchema("Range", 3, 3, 1, 1, inferRange, "start, start + delta, ... up to limit (exclusive)");

@@ -112,7 +112,9 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length
         test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis
-        test_dft_axis test_dft_inverse test_stft_with_window test_melweightmatrix)
+        test_dft_axis test_dft_inverse test_stft_with_window test_melweightmatrix
+        test_gridsample_bicubic test_roialign_aligned_false test_maxunpool_export_with_output_shape
+        test_det_nd)
 hip_race="test_conv_with_strides_padding test_maxpool_2d_pads test_gemm_all_attributes test_softmax_axis_2
           test_reduce_mean_keepdims_random test_transpose_all_permutations_3 test_gather_1
           test_lstm_with_peepholes test_gru_seq_length test_sce_mean_weight_ii_3d_log_prob

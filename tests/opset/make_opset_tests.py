@@ -73,7 +73,8 @@ UNSUPPORTED = {
     "QLinearMatMul": ([21], "version 21 adds float8 operands, which Magneto lacks; int8/uint8 "
                             "QLinearMatMul runs on the CPU target only (docs/QUANTIZATION.md)"),
     "AffineGrid": ([20], "not implemented"),
-    "GridSample": ([20], "not implemented (no version of it is)"),
+    "GridSample": ([20], "version 20's N-d inputs are not implemented; 4-D inputs run version "
+                         "16's CPU kernel (which accepts 20's mode names linear and cubic)"),
     "ImageDecoder": ([20], "string/bytes inputs are not supported"),
     "RegexFullMatch": ([20], "string tensors are not supported"),
     "StringConcat": ([20], "string tensors are not supported"),

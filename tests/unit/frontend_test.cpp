@@ -828,6 +828,26 @@ TEST(FrontendNormalize, SoftmaxDropoutGemm) {
   EXPECT_TRUE(gemm.d.attrs.has("transB"));
 }
 
+TEST(FrontendNormalize, RoiAlignBefore16KeepsOutputHalfPixel) {
+  // RoiAlign-10 had no coordinate_transformation_mode and behaved as output_half_pixel; 16's
+  // default is half_pixel, so the old behaviour is made explicit. A written mode, or opset 16, is
+  // left alone; so is a model the version converter lifted from 10 (sourceOpset says so).
+  DraftFixture r10("RoiAlign");
+  ASSERT_TRUE(frontend::normalizeNode(r10.g, 10, r10.d).ok());
+  EXPECT_EQ(r10.d.attrs.getString("coordinate_transformation_mode", ""), "output_half_pixel");
+  DraftFixture lifted("RoiAlign");
+  lifted.d.sourceOpset = 10;
+  ASSERT_TRUE(frontend::normalizeNode(lifted.g, 17, lifted.d).ok());
+  EXPECT_EQ(lifted.d.attrs.getString("coordinate_transformation_mode", ""), "output_half_pixel");
+  DraftFixture r16("RoiAlign");
+  ASSERT_TRUE(frontend::normalizeNode(r16.g, 16, r16.d).ok());
+  EXPECT_FALSE(r16.d.attrs.has("coordinate_transformation_mode"));
+  DraftFixture written("RoiAlign");
+  written.d.attrs.set("coordinate_transformation_mode", std::string("half_pixel"));
+  ASSERT_TRUE(frontend::normalizeNode(written.g, 10, written.d).ok());
+  EXPECT_EQ(written.d.attrs.getString("coordinate_transformation_mode", ""), "half_pixel");
+}
+
 TEST(FrontendNormalize, GroupNormScaleFollowsOpset) {
   // x is [2, 4]: 4 channels in 2 groups. Opsets 18-20 take scale/bias per group, 21 per channel.
   auto draft = [](int64_t n) {
