@@ -2,9 +2,10 @@
 # The cuda and hip targets without a GPU (issue #4), in three parts:
 #   1. numerics: `magnetoc regress --target cuda|hip --emulate` over the zoo's small models (the
 #      generated GPU code, joint kernels included, runs on the CPU emulation of runtime/gpu), in
-#      three thread orders and once more under the race check (--racecheck, ThreadSanitizer),
-#      `magnetoc check --emulate` on a sample of ONNX backend node tests, and on a sample of the
-#      opset 18-21 set of tests/opset covering every operator of it (--opset-all: the whole set);
+#      three thread orders, and each model once under the race check on one of the two targets
+#      (--racecheck, ThreadSanitizer), `magnetoc check --emulate` on a sample of ONNX backend node
+#      tests, and on a sample of the opset 18-21 set of tests/opset covering every operator of it
+#      (--opset-all: the whole set);
 #   2. device compilers: every one of those zoo models' generated sources through nvcc (to PTX) and
 #      hipcc (front end, gfx90a) with warnings as errors, and two packages built all the way by
 #      their own CMake, as users build them (part 2 below says which; skipped loudly when the
@@ -78,20 +79,23 @@ done
 # The race check (docs/GPU_EMULATION.md): the same packages built with clang++ and ThreadSanitizer,
 # every emulated GPU thread a TSan fiber; a data race between them fails the model. One order:
 # TSan sees races whichever order the threads run in (the orders above catch what a missing
-# barrier changes in the values). cuda: every model. hip's block programs are cuda's (no program
-# uses warp-level operations; only the warp width differs, and the ordered runs above check hip's
-# values on every model): its race check takes four models that between them contain every kind
-# of block program the zoo's hip packages use (conv, pool, depthwise, gemm, map, reduce, row and
-# recurrent blocks, and joint kernels of conv and pool members). The full-zoo hip race check cost
-# 190 CPU-s, these four about a third of it (docs/PERFORMANCE.md, session 18).
+# barrier changes in the values). hip's block programs are cuda's (no program uses warp-level
+# operations; only the warp width differs, and the ordered runs above check both targets' values
+# on every model), so the models are split between the targets: hip takes four that between them
+# contain every kind of block program the zoo's packages use (conv, pool, depthwise, gemm, map,
+# reduce, row and recurrent blocks, joint kernels of conv and pool members), cuda the other ten.
+# Every model is race-checked once, every kind of program on both targets; the whole zoo on both
+# cost 410 CPU-s, this split about 210 (docs/PERFORMANCE.md, session 18).
 hip_race_models="inception_block_small nasnet_a_mobile_small lstm_lm_small mha_block_small"
-mkdir -p "$work/zoo-hip-race"
-for m in $hip_race_models; do
-  case ",$models," in *",$m,"*) ln -s "$zoo/$m" "$work/zoo-hip-race/$m" ;; esac
+mkdir -p "$work/zoo-race-cuda" "$work/zoo-race-hip"
+for m in "${names[@]}"; do
+  case " $hip_race_models " in
+    *" $m "*) ln -s "$zoo/$m" "$work/zoo-race-hip/$m" ;;
+    *) ln -s "$zoo/$m" "$work/zoo-race-cuda/$m" ;;
+  esac
 done
 for t in cuda hip; do
-  dir="$work/zoo"
-  [ "$t" = hip ] && dir="$work/zoo-hip-race"
+  dir="$work/zoo-race-$t"
   [ -n "$(ls "$dir")" ] || continue
   if "$magnetoc" regress "$dir" --target "$t" --emulate --racecheck --jobs 2 \
        --junit "$work/racecheck-$t.xml" -q > "$work/racecheck-$t.log" 2>&1; then
