@@ -3,7 +3,8 @@
 // and joint kernels running several programs over block ranges), with __launch_bounds__ of the
 // block size as the generator emits them (without, hipcc must assume 1024 threads per block and
 // caps a thread at 128 VGPRs, which makes the large GEMM tiles spill). Compiled by
-// tests/gpu/kernels_nvcc.sh with nvcc (sm_80, sm_90) and hipcc (gfx90a), warnings as errors:
+// tests/gpu/kernels_nvcc.sh with nvcc (all of it to PTX; the MG_PTXAS_SET part through ptxas
+// for sm_90) and hipcc (gfx90a), warnings as errors:
 // a template that only the emulation instantiates would otherwise break on the first real GPU.
 #include "../../runtime/gpu/kernels/mg_kernels.cuh"
 
@@ -101,6 +102,13 @@ using CastF2B = mgk::Cast<float, bool>;
 
 // Taking each kernel's address instantiates it for the device.
 extern void* const kAllKernels[];
+#ifdef MG_PTXAS_SET
+// What tests/gpu/kernels_nvcc.sh compiles optimized and through ptxas for its register and spill
+// figures: the smallest and the skinny GEMM and conv tiles, the smallest and the largest recurrent
+// programs, and the joint kernels (a conv, a pool and a 128x64 GEMM member; two recurrent ones).
+void* const kAllKernels[] = {MG_GEMM(32, 32, 128) MG_GEMM(128, 16, 128) MG_REC(64, 64) MG_REC(4096, 256)
+                             (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
+#else
 void* const kAllKernels[] = {
     MG_GEMM_TILES(MG_GEMM) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
     MG_MAP(mgk::CopyBytes<1>) MG_MAP(mgk::CopyBytes<2>) MG_MAP(mgk::CopyBytes<4>)
@@ -124,6 +132,7 @@ void* const kAllKernels[] = {
     MG_MAP(CastF2I) MG_MAP(CastI2F) MG_MAP(CastF2B)
     MG_MAP(mgk::BatchNormInference) MG_MAP(mgk::ActF)
     (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
+#endif
 
 // Host-side use of the Blocks / SmemBytes functions (the generator's package calls them when a
 // handle is created). External, so that it is compiled and kept.
@@ -136,6 +145,7 @@ int64_t recurrentHostCounts(const mgk::RecurrentParams& p) {
   return mgk::recurrentBlocks<4096, 256>(p) + mgk::recurrentSmemBytes<4096, 256>();
 }
 
+#ifndef MG_PTXAS_SET  // the rest: PTX only
 // ---- The opset 18-21 programs and helpers (mg_opset.cuh), for every element type the generator
 // (codegen/gpu/lower_opset*.cpp) instantiates them with, and the generated functors' shapes.
 namespace {
@@ -262,3 +272,4 @@ int64_t convNdHostCounts(const mgk::ConvNdParams& c, const mgk::PoolNdParams& p)
   return mgk::convNdBlocks<float, 256>(c) + mgk::poolNdBlocks<double, 256>(p) +
          mgk::convNdSmemBytes<double, 256>() + mgk::poolNdSmemBytes<float, 256>();
 }
+#endif  // MG_PTXAS_SET
