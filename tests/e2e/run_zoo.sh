@@ -4,7 +4,7 @@
 # through the CPU target against PyTorch's outputs and against onnxruntime-node's outputs on the
 # same input (an independent second reference). Closing line: "N passed, M failed".
 #   tests/e2e/run_zoo.sh [--models a,b,c] [--small-models a,b,c] [--out DIR] [--work-dir DIR]
-#                        [--magnetoc PATH]
+#                        [--magnetoc PATH] [--light-models a,b|none] [--ort-models a,b|none]
 # --models run at full size (default: the three torchvision CNNs and the three parallel blocks),
 # --small-models at their --small size, folders NAME_small (default: the models of
 # models/zoo_models.py, whose full sizes are too slow for CI); an empty list skips that part.
@@ -12,6 +12,10 @@
 # ..., in models/light or $MAGNETO_LIGHT_DIR), given seeded weights and inputs by models/light.py
 # and checked against onnxruntime-node's outputs (their only reference), with the parallel passes
 # on 2 threads; "none" skips them. Default: all nine.
+# --ort-models: models built by their own scripts (models/NAME.py --out OUT) whose reference is
+# onnxruntime-node's outputs, with their tolerance in meta.json (models/ort_reference.py):
+# resnet_qdq (QDQ-quantized, a few output quantization steps) and detect_postprocess
+# (NonMaxSuppression and Gathers, exact); "none" skips them. Default: both.
 # A passing model's work folder (its package, runner and weights: up to 1.1 GB for VGG-19) is
 # removed as soon as it passes, so the stage's disk peak is one model, not the zoo; a failing one is
 # kept for its logs. MAGNETO_KEEP_ZOO_WORK=1 keeps them all.
@@ -24,6 +28,7 @@ work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
 light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
 light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
+ort_models="resnet_qdq,detect_postprocess"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --work-dir) work="$2"; shift 2 ;;
     --magnetoc) magnetoc="$2"; shift 2 ;;
     --light-models) light_models="$2"; shift 2 ;;
+    --ort-models) ort_models="$2"; shift 2 ;;
     *) echo "run_zoo.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -71,17 +77,29 @@ if [ "$light_models" != none ] && [ -n "$light_models" ]; then
     light_problem="light models: $light_src not found (MAGNETO_LIGHT_DIR)"
   fi
 fi
+ort=()
+ort_problem=""
+if [ "$ort_models" != none ] && [ -n "$ort_models" ]; then
+  echo "building the models checked against onnxruntime ($ort_models)"
+  IFS=',' read -ra ort <<< "$ort_models"
+  # One job, the scripts in turn (each ~1-2 s of CPU).
+  ( for m in "${ort[@]}"; do /usr/bin/python3 "$root/models/$m.py" --out "$out" || exit 1; done ) \
+    > "$export_log/ort.log" 2>&1 &
+  exports+=("$!:ort")
+fi
 for e in "${exports[@]}"; do
   if ! wait "${e%%:*}"; then
     cat "$export_log/${e#*:}.log"
     if [ "${e#*:}" = light ]; then light=(); light_problem="light models: models/light.py failed"
+    elif [ "${e#*:}" = ort ]; then ort=(); ort_problem="onnxruntime-reference models: a models/NAME.py failed"
     else echo "run_zoo.sh: the ${e#*:} export failed" >&2; exit 1; fi
   fi
 done
-cat "$export_log"/full.log "$export_log"/small.log 2>/dev/null | grep -v '^$' || true
+cat "$export_log"/full.log "$export_log"/small.log "$export_log"/ort.log 2>/dev/null | grep -v '^$' || true
 
 passed=0; failed=0; failures=()
 [ -n "$light_problem" ] && { echo "FAIL $light_problem"; failed=$((failed + 1)); failures+=("$light_problem"); }
+[ -n "$ort_problem" ] && { echo "FAIL $ort_problem"; failed=$((failed + 1)); failures+=("$ort_problem"); }
 # The checks: "LABEL|MODEL DIR|WORK DIR|ARGS", run two at a time (a check is one compiler process,
 # then the model's runs; the parallel variant's 2 threads share the cores with the other check, which
 # changes its speed, never its results), reported in queue order.
@@ -105,12 +123,24 @@ for m in "${folders[@]}"; do
   queue+=("$m|$dir|$work/$m|--data $ort_dir --threads 2 --rtol $rtol --atol $atol")
   queue+=("$m --no-parallel-opt|$dir|$work/$m-noparallel|--data $ort_dir --threads 1 --rtol $rtol --atol $atol --no-parallel-opt")
 done
-# The light model-zoo graphs: onnxruntime's outputs are their reference (models/light.py).
+# Models whose only reference is onnxruntime: their test_data_set_0 holds its outputs and their
+# meta.json the tolerance: rtol, atol, then --atol NAME=A for each output (output_atol).
+ort_tolerance() {
+  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'], ' '.join('--atol %s=%r' % kv for kv in t.get('output_atol', {}).items()))" "$1/meta.json"
+}
+# The light model-zoo graphs (models/light.py).
 for m in "${light[@]}"; do
   dir="$out/light_$m"
-  # rtol, atol, then --atol NAME=A for each output (meta.json's output_atol: see models/light.py).
-  read -r rtol atol per_output < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['tolerance']; print(t['rtol'], t['atol'], ' '.join('--atol %s=%r' % kv for kv in t.get('output_atol', {}).items()))" "$dir/meta.json")
+  read -r rtol atol per_output < <(ort_tolerance "$dir")
   queue+=("light_$m|$dir|$work/light_$m|--threads 2 --rtol $rtol --atol $atol $per_output")
+done
+# The models built by models/NAME.py: a QDQ-quantized ResNet (onnxruntime fuses QDQ into integer
+# kernels, Magneto computes in float: a few output steps), a NonMaxSuppression post-processing
+# graph (its boxes and scores are bound by check: see models/detect_postprocess.py).
+for m in "${ort[@]}"; do
+  dir="$out/$m"
+  read -r rtol atol per_output < <(ort_tolerance "$dir")
+  queue+=("$m|$dir|$work/$m|--threads 2 --rtol $rtol --atol $atol $per_output")
 done
 # One queued check; its exit status goes to WORK.rc (beside the work folder, which a pass removes).
 check_one() {
