@@ -285,7 +285,8 @@ def _shape_text(shape):
                     for s in specs)
 
 
-def main():
+def parse_args(argv=None):
+    """The command line (argv, default sys.argv[1:]); other scripts get the defaults with []."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "zoo"), help="output folder (default models/zoo)")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
@@ -298,7 +299,11 @@ def main():
     ap.add_argument("--bn-batch-size", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     ap.add_argument("--list", action="store_true", help="list the models and exit")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main():
+    args = parse_args()
     if args.list:
         for n, (_, full, small, doc) in MODELS.items():
             print(f"{n:18s} full={_shape_text(full)} small={_shape_text(small)}\n    {doc}")
