@@ -18,6 +18,12 @@ Models with several inputs (zoo_models.Input: name, shape, dtype, integer range)
 test_data_set_0/input_K.pb per input, named like the graph input; integer inputs (token ids) are
 seeded uniform integers, float inputs seeded randn.
 
+A module may ask for more (zoo_models.GRUGreedyDecoder does): `output_names` (several outputs, each
+saved as test_data_set_0/output_K.pb), `export_opset` (an opset other than --opset),
+`export_module()` (what to hand the exporter, e.g. torch.jit.script(self); the reference outputs
+always come from the eager module) and `check_export(onnx_model, inputs, outputs)` (raises when
+the export lacks what the model is for).
+
 Run with Debian's interpreter (/usr/bin/python3: torch, torchvision, onnx, numpy). Works with
 torch 1.13 and 2.x (TorchScript-based exporter; dynamo=False where the argument exists).
 Exits non-zero when an export fails or an output is dead (all values equal) or exploding
@@ -138,9 +144,9 @@ def settle_batchnorm(model, specs, batches, batch_size, gen):
     return len(bns)
 
 
-def onnx_export(model, xs, names, path, opset):
+def onnx_export(model, xs, names, path, opset, output_names=("output",)):
     kw = dict(export_params=True, opset_version=opset, do_constant_folding=True,
-              input_names=list(names), output_names=["output"])
+              input_names=list(names), output_names=list(output_names))
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kw["dynamo"] = False  # torch >= 2.5: keep the TorchScript exporter (static, opset 13)
     # Not under torch.no_grad(): some layers (attention) only export outside it.
@@ -184,6 +190,7 @@ def export_one(name, out_dir, small, args, keep=None):
     t0 = time.time()
     torch.manual_seed(args.seed)
     model = ctor()
+    opset = getattr(model, "export_opset", args.opset)  # the opset the export actually uses
     gen = torch.Generator().manual_seed(args.seed + 1)
     n_bn = settle_batchnorm(model, specs, args.bn_batches, args.bn_batch_size, gen)
     t_settle = time.time() - t0
@@ -191,29 +198,37 @@ def export_one(name, out_dir, small, args, keep=None):
     data_gen = torch.Generator().manual_seed(args.seed + 2)
     xs = [make_input(s, data_gen) for s in specs]
     with torch.no_grad():
-        y = model(*xs)
-    if isinstance(y, (tuple, list)):
-        y = y[0]
-    y_np = y.detach().numpy()
+        ys = model(*xs)
+    ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
+    out_names = list(getattr(model, "output_names", ["output"]))
+    ys = ys[:len(out_names)]  # a model without output_names: its first output
+    y_np = ys[0].detach().numpy()
 
     t1 = time.time()
     tmp = model_path + ".tmp"
-    onnx_export(model, xs, [s.name for s in specs], tmp, args.opset)
+    exported = model.export_module() if hasattr(model, "export_module") else model
+    onnx_export(exported, xs, [s.name for s in specs], tmp, opset, out_names)
     m = onnx.load(tmp)
     onnx.checker.check_model(m)
     in_names = [i.name for i in m.graph.input]
     if in_names != [s.name for s in specs]:
         raise RuntimeError(f"graph inputs {in_names} are not the model's inputs {[s.name for s in specs]}")
-    out_name = m.graph.output[0].name
+    if hasattr(model, "check_export"):
+        model.check_export(m, xs, ys)
+    graph_outs = [o.name for o in m.graph.output]
+    if len(graph_outs) != len(ys):
+        raise RuntimeError(f"graph outputs {graph_outs} are not the model's {len(ys)} outputs")
+    out_name = graph_outs[0]
     os.replace(tmp, model_path)
     t_export = time.time() - t1
 
-    for f in os.listdir(data_dir):  # a re-export may have fewer inputs
-        if f.startswith("input_") and f.endswith(".pb"):
+    for f in os.listdir(data_dir):  # a re-export may have fewer inputs or outputs
+        if f.startswith(("input_", "output_")) and f.endswith(".pb"):
             os.remove(os.path.join(data_dir, f))
     for k, (x, in_name) in enumerate(zip(xs, in_names)):
         save_tensor(x.numpy(), in_name, os.path.join(data_dir, f"input_{k}.pb"))
-    save_tensor(y_np, out_name, os.path.join(data_dir, "output_0.pb"))
+    for k, (y, y_name) in enumerate(zip(ys, graph_outs)):
+        save_tensor(y.detach().numpy(), y_name, os.path.join(data_dir, f"output_{k}.pb"))
 
     finite = bool(np.isfinite(y_np).all())
     std = float(y_np.std()) if finite else float("nan")
@@ -229,7 +244,9 @@ def export_one(name, out_dir, small, args, keep=None):
         "output": {"name": out_name, "shape": list(y_np.shape), "dtype": str(y_np.dtype),
                    "mean": float(y_np.mean()), "std": std, "min": float(y_np.min()),
                    "max": float(y_np.max())},
-        "opset": args.opset, "seed": args.seed, "batchnorm_layers": n_bn,
+        "outputs": [{"name": n, "shape": list(y.shape), "dtype": str(y.detach().numpy().dtype)}
+                    for n, y in zip(graph_outs, ys)],
+        "opset": opset, "seed": args.seed, "batchnorm_layers": n_bn,
         "bn_settle": {"batches": args.bn_batches, "batch_size": args.bn_batch_size},
         "nodes": len(m.graph.node), "ops": dict(sorted(ops.items())),
         "params": int(sum(p.numel() for p in model.parameters())),
@@ -268,7 +285,8 @@ def _shape_text(shape):
                     for s in specs)
 
 
-def main():
+def parse_args(argv=None):
+    """The command line (argv, default sys.argv[1:]); other scripts get the defaults with []."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "zoo"), help="output folder (default models/zoo)")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
@@ -281,7 +299,11 @@ def main():
     ap.add_argument("--bn-batch-size", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     ap.add_argument("--list", action="store_true", help="list the models and exit")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main():
+    args = parse_args()
     if args.list:
         for n, (_, full, small, doc) in MODELS.items():
             print(f"{n:18s} full={_shape_text(full)} small={_shape_text(small)}\n    {doc}")

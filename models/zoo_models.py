@@ -19,9 +19,13 @@ models (`--models nasnet_a_mobile,lstm_lm,...`). Each entry of MODELS has a full
   cls/reg/obj predictions, concatenated over levels).
 - din: Deep Interest Network: behaviour-sequence and candidate embeddings, attention MLP (local
   activation unit) over the sequence, masked sum pooling, deep tower + linear part, sigmoid.
+- gru_greedy_decoder: greedy decoding with a GRU decoder, exported as a real ONNX Loop (a constant
+  trip count; the hidden state and the token loop-carried, the tokens and logits scan outputs):
+  Magneto unrolls it on import (src/frontend/onnx_control_flow.cpp). Its early-exit variant
+  (eos=...) stops on a data-dependent condition, which Magneto refuses.
 """
 import math
-from typing import NamedTuple, Tuple
+from typing import List, NamedTuple, Tuple
 
 import torch
 import torch.nn as nn
@@ -388,6 +392,131 @@ class DIN(nn.Module):
         return torch.sigmoid(deep + wide)
 
 
+# -------------------------------------------------------------------- greedy decoding (ONNX Loop)
+class GRUGreedyDecoder(nn.Module):
+    """Greedy decoding with a GRU decoder (issue #18: a Loop whose control is known at compile
+    time). From the start token `bos`, each of `max_len` steps embeds the previous token, runs one
+    GRU cell step, projects to logits and takes their argmax as the next token.
+    h0: [B, hidden] (an encoder's final state) -> logits [max_len, B, vocab], tokens [max_len, B]
+    int64, final hidden state [B, hidden].
+
+    Exported (export_module) with torch.jit.script at opset 12, which gives one ONNX Loop: trip
+    count the initializer `steps`, condition constant true, loop-carried (h, token), scan outputs
+    (token, logits). Why each choice:
+    - the step count is a buffer, not an int attribute: the exporter freezes the module, an int
+      attribute becomes a constant and TorchScript then unrolls the loop before ONNX sees it;
+    - opset 12: torch 1.13 turns list appends inside a loop into Loop scan outputs at opset 11-12
+      only; at 13 it keeps them as Sequence values (SequenceInsert), which Magneto does not import;
+    - the GRU cell is written out with nn.GRUCell's parameters (torch 1.13 cannot export
+      aten::gru_cell); check_export compares it with nn.GRUCell.
+    GRUGreedyDecoderEarlyExit is the variant that stops on a data-dependent condition."""
+
+    export_opset = 12
+    output_names = ["logits", "tokens", "h"]
+
+    def __init__(self, vocab=40, emb=16, hidden=32, max_len=12, bos=1):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, emb)
+        self.cell = nn.GRUCell(emb, hidden)
+        self.proj = nn.Linear(hidden, vocab)
+        self.register_buffer("steps", torch.tensor(max_len))
+        self.bos = bos
+
+    def gru_step(self, x, h):
+        """nn.GRUCell's update (gates r, z, n in PyTorch's order) written out."""
+        gi = F.linear(x, self.cell.weight_ih, self.cell.bias_ih)
+        gh = F.linear(h, self.cell.weight_hh, self.cell.bias_hh)
+        i_r, i_z, i_n = gi.chunk(3, 1)
+        h_r, h_z, h_n = gh.chunk(3, 1)
+        r = torch.sigmoid(i_r + h_r)
+        z = torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        return n + z * (h - n)
+
+    def forward(self, h):
+        tok = torch.full([h.shape[0]], self.bos, dtype=torch.long)
+        tokens: List[torch.Tensor] = []
+        logits: List[torch.Tensor] = []
+        for _ in range(int(self.steps)):
+            h = self.gru_step(self.embed(tok), h)
+            step_logits = self.proj(h)
+            tok = step_logits.argmax(-1)
+            tokens.append(tok)
+            logits.append(step_logits)
+        return torch.stack(logits), torch.stack(tokens), h
+
+    def export_module(self):
+        return torch.jit.script(self)
+
+    def check_export(self, onnx_model, inputs, outputs):
+        """Raises ValueError unless the export is what the test needs: one top-level Loop with a
+        constant trip count, two loop-carried values and two scan outputs, no Sequence values (so
+        a test cannot pass on an unrolled export); the written-out GRU step equal to nn.GRUCell's;
+        and reference tokens that are robust: every step's best logit ahead of the runner-up by
+        at least 1e-4 (the float32 reorderings of ORT and Magneto move these logits by ~2e-7, so
+        no target can flip an argmax) and not one token repeated throughout."""
+        g = onnx_model.graph
+        loops = [n for n in g.node if n.op_type == "Loop"]
+        if len(loops) != 1:
+            raise ValueError(f"expected one Loop node, the export has {len(loops)}: "
+                             f"{sorted(set(n.op_type for n in g.node))}")
+        loop = loops[0]
+        inits = {t.name for t in g.initializer}
+        if loop.input[0] not in inits:
+            raise ValueError(f"the Loop's trip count {loop.input[0]!r} is not an initializer")
+        if len(loop.input) != 4 or len(loop.output) != 4:
+            raise ValueError(f"expected Loop(M, cond, h, token) -> (h, token, tokens, logits), got "
+                             f"{list(loop.input)} -> {list(loop.output)}")
+        body_ops = {n.op_type for n in loop.attribute[0].g.node}
+        if "ArgMax" not in body_ops or "Gather" not in body_ops:
+            raise ValueError(f"the Loop body lacks the argmax or the embedding: "
+                             f"{sorted(body_ops)}")
+        seq = [n.op_type for n in g.node if n.op_type.startswith(("Sequence", "ConcatFromSequence",
+                                                                   "SplitToSequence"))]
+        if seq:
+            raise ValueError(f"the export keeps Sequence values: {seq}")
+        gen = torch.Generator().manual_seed(5)
+        x = torch.randn(3, self.cell.input_size, generator=gen)
+        h = torch.randn(3, self.cell.hidden_size, generator=gen)
+        with torch.no_grad():
+            err = (self.gru_step(x, h) - self.cell(x, h)).abs().max().item()
+        if err > 1e-6:
+            raise ValueError(f"the written-out GRU step differs from nn.GRUCell by {err:.3g}")
+        logits, tokens = outputs[0], outputs[1]
+        top2 = torch.topk(logits, 2, dim=-1).values
+        margin = (top2[..., 0] - top2[..., 1]).min().item()
+        if margin < 1e-4:
+            raise ValueError(f"an argmax is nearly tied (margin {margin:.3g} < 1e-4)")
+        if tokens.unique().numel() < 2:
+            raise ValueError("greedy decoding repeats one token throughout")
+
+
+class GRUGreedyDecoderEarlyExit(GRUGreedyDecoder):
+    """The decoder that stops as soon as every sequence has produced `eos` (at most max_len
+    steps): TorchScript exports the `break` as a Loop whose condition is computed from the
+    tokens, so it depends on the model's data and Magneto refuses the model, naming the Loop.
+    (A `break` in the source turns the loop into a while loop, trip count INT64_MAX and a
+    condition, even where the break can never be taken: GRUGreedyDecoder has none.)"""
+
+    def __init__(self, vocab=40, emb=16, hidden=32, max_len=12, bos=1, eos=2):
+        super().__init__(vocab, emb, hidden, max_len, bos)
+        self.eos = eos
+
+    def forward(self, h):
+        tok = torch.full([h.shape[0]], self.bos, dtype=torch.long)
+        tokens: List[torch.Tensor] = []
+        logits: List[torch.Tensor] = []
+        for _ in range(int(self.steps)):
+            h = self.gru_step(self.embed(tok), h)
+            step_logits = self.proj(h)
+            tok = step_logits.argmax(-1)
+            tokens.append(tok)
+            logits.append(step_logits)
+            if bool((tok == self.eos).all()):
+                break
+        return torch.stack(logits), torch.stack(tokens), h
+
+
 # name -> ((full constructor, small constructor), full inputs, small inputs, description)
 MODELS = {
     "nasnet_a_mobile": (
@@ -437,4 +566,9 @@ MODELS = {
          Input("cand_cat", (8,), "int64", 0, 100), Input("user", (8, 8))],
         "Deep Interest Network (models/zoo_models.py): attention MLP over the behaviour "
         "sequence, sum pooling, MLP towers, sigmoid"),
+    "gru_greedy_decoder": (
+        (lambda: GRUGreedyDecoder(1000, 64, 256, 32), lambda: GRUGreedyDecoder(40, 16, 32, 12)),
+        [Input("h0", (4, 256))], [Input("h0", (2, 32))],
+        "greedy decoding with a GRU decoder as one ONNX Loop (models/zoo_models.py): constant trip "
+        "count, GRU step, Linear, ArgMax, embedding Gather; tokens and logits scan outputs"),
 }

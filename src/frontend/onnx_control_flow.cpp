@@ -15,7 +15,13 @@
 //                                    the carried values to the previous iteration's (the initial
 //                                    values first). The final carried values are the first N
 //                                    outputs; each scan output is the per-iteration values stacked
-//                                    on a new axis 0 (Unsqueeze each, Concat).
+//                                    on a new axis 0 (Unsqueeze each, Concat). A trip count
+//                                    over the cap is refused at once only when there is no
+//                                    condition; with one (TorchScript exports a loop with `break`
+//                                    as M = INT64_MAX and a condition computed in the body) the
+//                                    iterations are counted as they unroll, so such a loop unrolls
+//                                    when its condition ends it in time, and is refused for what
+//                                    actually stops it (a condition on the data, or the cap).
 //   Scan   (opset 9+) sequence length L from the scan inputs' static shapes
 //                                 -> the body imported once per step t: scan input j's element is
 //                                    Gather(x_j, t', axis_j), t' = t (direction 0) or L-1-t
@@ -219,6 +225,7 @@ class Specialiser {
     if (in_.size() < 2)
       return badInput("{}: Loop takes the operands M and cond (either may be empty), got {}",
                       desc_, in_.size());
+    const bool hasCond = in_[1] != nullptr;
     const int n = static_cast<int>(in_.size()) - 2;  // loop-carried values
     const int k = np_.output_size() - n;              // scan outputs
     if (k < 0)
@@ -236,9 +243,10 @@ class Specialiser {
                            "the model's data): Magneto unrolls a Loop only when its control is "
                            "known at compile time",
                            desc_);
-      if (*trip > kMaxUnrolledIterations) return tooMany(*trip, "the trip count M asks for");
+      // With a condition the loop may end sooner: counted as it unrolls (the cap below).
+      if (*trip > kMaxUnrolledIterations && !hasCond)
+        return tooMany(*trip, "the trip count M asks for");
     }
-    const bool hasCond = in_[1] != nullptr;
     bool cond = true;
     if (hasCond) {
       MG_ASSIGN_OR_RETURN(std::optional<int64_t> c, scalarOperand(1, "the condition"));

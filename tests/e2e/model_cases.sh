@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
-# e2e.parallel_forms, e2e.qdq, e2e.control_flow). One helper does what each needs:
+# e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder). One helper does what each needs:
 # generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
 # interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check it on the targets named, assert on what the compiler
 # printed or emitted, and remove the folder however the case ends.
@@ -128,6 +128,23 @@ case "$case_name" in
       "the If in the body is specialised per iteration"
     expect_in "$dir/out" "node 'columns' \(Scan\): unrolled 3 steps" "the Scan is unrolled"
     check_on cpu2 cuda hip
+    ;;
+  loop_decoder)  # the zoo's gru_greedy_decoder: a real Loop, PyTorch's tokens; early exit refused
+    model loop_decoder_model.py
+    run "check -v on cpu" -- "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" -v
+    expect_in "$dir/out" "node '[^']*' \(Loop\): unrolled 12 iterations" "the Loop unrolls its 12 steps"
+    ! grep -q "binding input" "$dir/out" || fail "check bound an input: the decoder would run folded"
+    echo "ok: no input bound (the package computes the decoding)"
+    grep '^output ' "$dir/out" | sed 's/^/  cpu: /'
+    for t in cpu-serial cuda hip; do
+      check_on "$t"
+      grep '^output ' "$dir/out" | sed "s/^/  $t: /"
+    done
+    # Greedy decoding that stops at EOS: TorchScript's break is an If in the body on the tokens.
+    run "compile the early-exit decoder" -- sh -c \
+      "'$magnetoc' compile '$dir/early_exit/model.onnx' -o '$dir/pkg' -q; test \$? -eq 2"
+    expect_in "$dir/out" "node '[^']*' \(Loop\), iteration 0: node '[^']*' \(If\): the condition is not a compile-time constant \(it depends on the model's data\)" \
+      "compile refuses the early exit (exit 2), naming the Loop and its data-dependent If"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -540,6 +540,19 @@ TEST(ControlFlow, LoopPastTheCapIsRefused) {
               {"node 'loop' (Loop)", "never ends"});
 }
 
+// TorchScript exports a loop with `break` as M = INT64_MAX plus a condition the body computes:
+// M alone does not refuse it, what ends (or fails to end) the loop decides.
+TEST(ControlFlow, WhileFormLoopIsJudgedByItsCondition) {
+  SKIP_UNLESS_OPS({"Add", "Cast", "Mul", "Less", "Unsqueeze", "Concat"}, true);
+  auto out = importAndRun("loop_while.onnx", {}, {{"x", f32s({2}, {0.5f, 2})}});
+  expectValues(out["y"], {2}, {2, 3});
+  expectValues(out["s"], {2, 2}, {0, 0, 2, 3});
+  expectError(importStatus("loop_while_data_cond.onnx"), ErrorCode::kUnsupported,
+              {"node 'loop' (Loop)", "condition after iteration 0 is not a compile-time constant"});
+  expectError(importStatus("loop_while_true.onnx"), ErrorCode::kUnsupported,
+              {"node 'loop' (Loop)", "condition is still true after 1024 iterations"});
+}
+
 TEST(ControlFlow, BadBodiesAreErrorsNamingTheNode) {
   expectError(importStatus("loop_body_arity.onnx"), ErrorCode::kBadInput,
               {"node 'loop' (Loop)", "subgraph 'body' has 4 inputs, expected 3"});

@@ -227,6 +227,15 @@ loop_model("loop_data_cond.onnx", 10, True,
            [helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
             helper.make_node("Less", ["total", "ten"], ["c_out"])], extra_inits=[f32("ten", 10.0)])
 loop_model("loop_over_cap.onnx", 5000, None)
+# TorchScript's form of a loop with `break`: M = INT64_MAX and a condition the body computes. When
+# the condition folds (i < 1) it unrolls like loop_cond.onnx; on the data it is refused for that,
+# not for M; a condition that stays true is refused at the cap.
+loop_model("loop_while.onnx", 2**63 - 1, True,
+           [helper.make_node("Less", ["i", "one"], ["c_out"])], extra_inits=[i64("one", 1)])
+loop_model("loop_while_data_cond.onnx", 2**63 - 1, True,
+           [helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "ten"], ["c_out"])], extra_inits=[f32("ten", 10.0)])
+loop_model("loop_while_true.onnx", 2**63 - 1, True)
 loop_model("loop_forever.onnx", None, None)
 # Bodies the checker does not see (opset 18): one input too many, a name nothing defines.
 loop_model("loop_body_arity.onnx", 3, True, opset=18,
