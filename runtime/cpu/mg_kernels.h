@@ -23,6 +23,7 @@ const KernelEntry* selectKernels();       // k_select.cpp
 const KernelEntry* visionKernels();       // k_vision.cpp
 const KernelEntry* quantizeKernels();     // k_quantize.cpp
 const KernelEntry* signalKernels();       // k_signal.cpp
+const KernelEntry* randomKernels();       // k_random.cpp
 const KernelEntry* fusedKernels();        // k_fused.cpp: Magneto's internal fused ops
 const KernelEntry* fastKernels();         // f_*.cpp: optimized kernels, same contract
 

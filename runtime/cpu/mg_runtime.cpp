@@ -283,7 +283,7 @@ const KernelEntry* const* familyTables() {
   static const KernelEntry* tables[] = {elementwiseKernels(), reductionKernels(), tensorKernels(),
                                         nnKernels(), recurrentKernels(), lossKernels(),
                                         selectKernels(), visionKernels(), quantizeKernels(),
-                                        signalKernels(), fusedKernels(), nullptr};
+                                        signalKernels(), randomKernels(), fusedKernels(), nullptr};
   return tables;
 }
 KernelFn lookup(const KernelEntry* t, const char* op) {

@@ -15,6 +15,7 @@ void registerSelectionOps(OpRegistry& r);    // NonMaxSuppression, Unique, Compr
 void registerVisionOps(OpRegistry& r);       // GridSample, RoiAlign, MaxUnpool
 void registerQuantizeOps(OpRegistry& r);     // Q/DQ, DynamicQuantizeLinear, QLinear*, *Integer
 void registerSignalOps(OpRegistry& r);       // Hann/Hamming/BlackmanWindow, MelWeightMatrix, DFT, STFT
+void registerRandomOps(OpRegistry& r);       // RandomUniform/Normal(Like), Bernoulli, Multinomial
 void registerInternalOps(OpRegistry& r);     // Magneto's own ops (MgElementwise, ...)
 
 }  // namespace magneto

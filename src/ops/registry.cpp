@@ -13,6 +13,7 @@ void registerAllOps(OpRegistry& r) {
   registerVisionOps(r);
   registerQuantizeOps(r);
   registerSignalOps(r);
+  registerRandomOps(r);
   registerInternalOps(r);
 }
 
