@@ -41,7 +41,8 @@ Expected<std::vector<int64_t>> InferContext::constInts(size_t i, const char* wha
   if (!t)
     return unsupported(
         "operand {} ('{}', the {}) must be known at compile time: Magneto compiles static shapes. "
-        "Make it an initializer, or bind the graph input with --shape/--bind",
+        "Make it an initializer or a Constant (`magnetoc check` binds a graph input that feeds it to "
+        "its data set's values)",
         i, node_.input(i)->name(), what);
   if (!isInteger(t->dtype()))
     return badInput("operand {} ('{}', the {}) must be an integer tensor, got {}", i,
