@@ -76,6 +76,27 @@ int kNonMaxSuppression(const Attrs& a, const Tensor* in, int nin, Tensor* out, i
   return 0;
 }
 
+// The optional `axis` attribute of Unique and Compress: without it the input is one flat run
+// (outer = inner = 1, extent = numel, axis = -1); with it, extent is that dimension and outer/inner
+// the products of the dimensions before and after it. Returns ctx.fail's status for a bad axis.
+struct AxisSplit {
+  int64_t outer = 1, extent = 0, inner = 1, axis = -1;
+};
+int splitAtAxis(const Attrs& a, const Tensor& x, const char* op, Ctx& ctx, AxisSplit& sp) {
+  sp = AxisSplit{};
+  sp.extent = x.numel();
+  if (!a.has("axis")) return 0;
+  sp.axis = a.i("axis", 0);
+  if (sp.axis < 0) sp.axis += x.rank;
+  if (sp.axis < 0 || sp.axis >= x.rank)
+    return ctx.fail("%s: axis %lld is outside the input's rank %d", op,
+                    static_cast<long long>(a.i("axis", 0)), x.rank);
+  sp.extent = x.dims[sp.axis];
+  for (int64_t d = 0; d < sp.axis; ++d) sp.outer *= x.dims[d];
+  for (int64_t d = sp.axis + 1; d < x.rank; ++d) sp.inner *= x.dims[d];
+  return 0;
+}
+
 template <typename T>
 sel::UniqueResult uniqueT(const Tensor& x, int64_t outer, int64_t n, int64_t inner, bool sorted) {
   return sel::uniqueSlices(x.as<T>(), outer, n, inner, sorted);
@@ -86,17 +107,9 @@ int kUnique(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
   if (nin < 1 || !in[0].present() || nout < 1)
     return ctx.fail("%s: expected one operand and at least one result", op);
   const Tensor& x = in[0];
-  int64_t outer = 1, n = x.numel(), inner = 1, axis = -1;
-  if (a.has("axis")) {
-    axis = a.i("axis", 0);
-    if (axis < 0) axis += x.rank;
-    if (axis < 0 || axis >= x.rank)
-      return ctx.fail("%s: axis %lld is outside the input's rank %d", op,
-                      static_cast<long long>(a.i("axis", 0)), x.rank);
-    n = x.dims[axis];
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
-    for (int64_t d = axis + 1; d < x.rank; ++d) inner *= x.dims[d];
-  }
+  AxisSplit sp;
+  if (int rc = splitAtAxis(a, x, op, ctx, sp)) return rc;
+  const int64_t outer = sp.outer, n = sp.extent, inner = sp.inner, axis = sp.axis;
   const bool sorted = a.i("sorted", 1) != 0;
   sel::UniqueResult r;
   switch (x.dtype) {
@@ -148,17 +161,9 @@ int kCompress(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   const Tensor &x = in[0], &cond = in[1];
   if (cond.dtype != kBool || cond.rank != 1)
     return ctx.fail("%s: condition must be a 1-D bool tensor", op);
-  int64_t outer = 1, extent = x.numel(), inner = 1, axis = -1;
-  if (a.has("axis")) {
-    axis = a.i("axis", 0);
-    if (axis < 0) axis += x.rank;
-    if (axis < 0 || axis >= x.rank)
-      return ctx.fail("%s: axis %lld is outside the input's rank %d", op,
-                      static_cast<long long>(a.i("axis", 0)), x.rank);
-    extent = x.dims[axis];
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
-    for (int64_t d = axis + 1; d < x.rank; ++d) inner *= x.dims[d];
-  }
+  AxisSplit sp;
+  if (int rc = splitAtAxis(a, x, op, ctx, sp)) return rc;
+  const int64_t outer = sp.outer, extent = sp.extent, inner = sp.inner, axis = sp.axis;
   std::vector<int64_t> idx;
   std::string err = sel::compressSelected(cond.as<uint8_t>(), cond.numel(), extent, &idx);
   if (!err.empty()) return ctx.fail("%s: %s", op, err.c_str());
