@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "k_elementwise_impl.h"
+#include "k_tensor_util.h"
 
 namespace mgrt {
 namespace {
@@ -44,19 +45,8 @@ bool normalizeAxes(std::vector<int64_t>& axes, int rank, const char* op, Ctx& ct
   return true;
 }
 
-// Splits a tensor around one axis: [outer, n, inner].
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisSplit splitAt(const Tensor& t, int axis) {
-  AxisSplit s;
-  for (int d = 0; d < t.rank; ++d) {
-    if (d < axis) s.outer *= t.dims[d];
-    else if (d == axis) s.n = t.dims[d];
-    else s.inner *= t.dims[d];
-  }
-  return s;
-}
+using tensor_util::AxisSplit;
+using tensor_util::splitAt;
 
 // ---- Reduce* -------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "k_select_shared.h"
+#include "k_tensor_util.h"
 #include "mg_kernels.h"
 
 namespace mgrt {
@@ -77,23 +78,19 @@ int kNonMaxSuppression(const Attrs& a, const Tensor* in, int nin, Tensor* out, i
 }
 
 // The optional `axis` attribute of Unique and Compress: without it the input is one flat run
-// (outer = inner = 1, extent = numel, axis = -1); with it, extent is that dimension and outer/inner
-// the products of the dimensions before and after it. Returns ctx.fail's status for a bad axis.
-struct AxisSplit {
-  int64_t outer = 1, extent = 0, inner = 1, axis = -1;
-};
-int splitAtAxis(const Attrs& a, const Tensor& x, const char* op, Ctx& ctx, AxisSplit& sp) {
-  sp = AxisSplit{};
-  sp.extent = x.numel();
+// ([1, numel, 1], axis -1); with it, the input split around that axis (tensor_util::splitAt).
+// Returns ctx.fail's status for an axis outside the input's rank.
+int splitAtAxis(const Attrs& a, const Tensor& x, const char* op, Ctx& ctx, int64_t& axis,
+                tensor_util::AxisSplit& sp) {
+  axis = -1;
+  sp = tensor_util::AxisSplit{1, x.numel(), 1};
   if (!a.has("axis")) return 0;
-  sp.axis = a.i("axis", 0);
-  if (sp.axis < 0) sp.axis += x.rank;
-  if (sp.axis < 0 || sp.axis >= x.rank)
+  axis = a.i("axis", 0);
+  if (axis < 0) axis += x.rank;
+  if (axis < 0 || axis >= x.rank)
     return ctx.fail("%s: axis %lld is outside the input's rank %d", op,
                     static_cast<long long>(a.i("axis", 0)), x.rank);
-  sp.extent = x.dims[sp.axis];
-  for (int64_t d = 0; d < sp.axis; ++d) sp.outer *= x.dims[d];
-  for (int64_t d = sp.axis + 1; d < x.rank; ++d) sp.inner *= x.dims[d];
+  sp = tensor_util::splitAt(x, static_cast<int>(axis));
   return 0;
 }
 
@@ -107,9 +104,10 @@ int kUnique(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
   if (nin < 1 || !in[0].present() || nout < 1)
     return ctx.fail("%s: expected one operand and at least one result", op);
   const Tensor& x = in[0];
-  AxisSplit sp;
-  if (int rc = splitAtAxis(a, x, op, ctx, sp)) return rc;
-  const int64_t outer = sp.outer, n = sp.extent, inner = sp.inner, axis = sp.axis;
+  int64_t axis;
+  tensor_util::AxisSplit sp;
+  if (int rc = splitAtAxis(a, x, op, ctx, axis, sp)) return rc;
+  const int64_t outer = sp.outer, n = sp.n, inner = sp.inner;
   const bool sorted = a.i("sorted", 1) != 0;
   sel::UniqueResult r;
   switch (x.dtype) {
@@ -161,9 +159,10 @@ int kCompress(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   const Tensor &x = in[0], &cond = in[1];
   if (cond.dtype != kBool || cond.rank != 1)
     return ctx.fail("%s: condition must be a 1-D bool tensor", op);
-  AxisSplit sp;
-  if (int rc = splitAtAxis(a, x, op, ctx, sp)) return rc;
-  const int64_t outer = sp.outer, extent = sp.extent, inner = sp.inner, axis = sp.axis;
+  int64_t axis;
+  tensor_util::AxisSplit sp;
+  if (int rc = splitAtAxis(a, x, op, ctx, axis, sp)) return rc;
+  const int64_t outer = sp.outer, extent = sp.n, inner = sp.inner;
   std::vector<int64_t> idx;
   std::string err = sel::compressSelected(cond.as<uint8_t>(), cond.numel(), extent, &idx);
   if (!err.empty()) return ctx.fail("%s: %s", op, err.c_str());

@@ -12,6 +12,20 @@
 namespace mgrt {
 namespace tensor_util {
 
+// Splits a tensor around one axis: [outer, n, inner] (the reductions, Unique and Compress).
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit splitAt(const Tensor& t, int axis) {
+  AxisSplit s;
+  for (int d = 0; d < t.rank; ++d) {
+    if (d < axis) s.outer *= t.dims[d];
+    else if (d == axis) s.n = t.dims[d];
+    else s.inner *= t.dims[d];
+  }
+  return s;
+}
+
 inline size_t elemSize(const Tensor& t) { return dtypeSize(t.dtype); }
 
 // Copies element `si` of src to element `di` of dst (same dtype).
