@@ -5,7 +5,8 @@
 // Legal because every op is a pure function of its operands; the reference kernels are the same
 // ones that define the interpreter's semantics. Ops marked kNoFold (random generators) are kept.
 // Results larger than kMaxFoldedBytes are not folded, so that folding never inflates the weights
-// (an Expand of a scalar to a big tensor stays a node).
+// (an Expand of a scalar to a big tensor stays a node), and one run folds at most a FoldBudget of
+// bytes in all (include/magneto/interp/fold_node.h: an unrolled Loop must not fold gigabytes).
 //
 //   const %a = dense<[1, 2]>            const %c = dense<[2, 4]>
 //   %c = Mul(%a, %a)             ->     %y = Add(%x, %c)
@@ -20,8 +21,9 @@ namespace magneto {
 
 Expected<bool> foldConstants(Graph& g) {
   bool changed = false;
+  FoldBudget budget = FoldBudget::forGraph(g);
   for (Node* n : g.nodes()) {
-    MG_ASSIGN_OR_RETURN(bool c, foldNode(g, n));
+    MG_ASSIGN_OR_RETURN(bool c, foldNode(g, n, nullptr, &budget));
     changed |= c;
   }
   if (changed) g.removeDeadValues();

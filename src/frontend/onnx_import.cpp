@@ -66,6 +66,8 @@ class Importer : public frontend::BodyImporter {
   Expected<std::unique_ptr<Graph>> run() {
     collectNames(graph_, reserved_);
     MG_RETURN_IF_ERROR(addInitializers());
+    foldBudget_ = opts_.foldBudgetBytes > 0 ? FoldBudget(opts_.foldBudgetBytes)
+                                            : FoldBudget::forGraph(*g_);
     MG_RETURN_IF_ERROR(checkOptionNames());
     MG_RETURN_IF_ERROR(addInputs());
     for (int i = 0; i < graph_.node_size(); ++i)
@@ -378,7 +380,7 @@ class Importer : public frontend::BodyImporter {
     for (Value* v : results) names.push_back(v->name());
     const std::string kind = n->kind();
     std::vector<Value*> constants;
-    auto folded = foldNode(*g_, n, &constants);
+    auto folded = foldNode(*g_, n, &constants, &foldBudget_);
     if (!folded.ok())  // the message names the node already
       return Status(folded.status().code(),
                     folded.status().message() + " (while folding constants on import)");
@@ -429,6 +431,7 @@ class Importer : public frontend::BodyImporter {
   const ImportOptions& opts_;
   ImportInfo& info_;
   std::unique_ptr<Graph> g_;
+  FoldBudget foldBudget_{0};  // set from the initializers before the first node (fold_node.h)
   std::deque<Scope> scopes_;        // the top level first, then the bodies being imported
   std::set<std::string> reserved_;  // every tensor name the model uses, subgraphs included
   int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)

@@ -2,6 +2,8 @@
 // frontend's fold-on-import both call it.
 #include "magneto/interp/fold_node.h"
 
+#include <algorithm>
+
 #include "magneto/interp/interpreter.h"
 #include "magneto/ir/op_schema.h"
 
@@ -9,6 +11,7 @@ namespace magneto {
 
 namespace {
 constexpr int64_t kMaxFoldedBytes = 64 << 20;  // fold weight preprocessing, not broadcasts
+constexpr int64_t kMinFoldBudgetBytes = int64_t{256} << 20;
 
 bool allConstant(const Node& n) {
   for (Value* v : n.inputs())
@@ -17,7 +20,23 @@ bool allConstant(const Node& n) {
 }
 }  // namespace
 
-Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants) {
+FoldBudget FoldBudget::forGraph(const Graph& g) {
+  int64_t held = 0;
+  for (const Value* v : g.constants()) {
+    auto b = checkedByteSize(v->type());
+    if (b.ok() && *b < (int64_t{1} << 60) - held) held += *b;
+  }
+  // Folding may at most double the constants' bytes, or bring them up to 256 MiB.
+  return FoldBudget(std::max(kMinFoldBudgetBytes - held, held));
+}
+
+bool FoldBudget::take(int64_t bytes) {
+  if (bytes > left_) return false;
+  left_ -= bytes;
+  return true;
+}
+
+Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants, FoldBudget* budget) {
   const OpSchema* s = n->schema();
   if (!s || s->has(kNoFold)) return false;
   bool shapeOnly = s->has(kShapeOnly);
@@ -29,6 +48,7 @@ Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants) {
     if (!b.ok() || *b > kMaxFoldedBytes - bytes) return false;
     bytes += *b;
   }
+  if (budget && !shapeOnly && !budget->take(bytes)) return false;
   std::vector<Tensor> storage;
   std::vector<const Tensor*> ins;
   storage.reserve(n->numInputs());

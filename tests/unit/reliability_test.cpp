@@ -10,6 +10,7 @@
 
 #include "magneto/analysis/memory_plan.h"
 #include "magneto/frontend/onnx_import.h"
+#include "magneto/interp/fold_node.h"
 #include "magneto/ir/text.h"
 #include "magneto/passes/passes.h"
 
@@ -112,6 +113,38 @@ TEST(TensorLimits, ShapeOfAnInputTooBigToAllocateFolds) {
   const Value* s = (*g)->outputs().at(0);
   ASSERT_TRUE(s->isConstant());
   EXPECT_EQ(s->constant().toInts(), (std::vector<int64_t>{1048576, 1048576, 1024}));
+}
+
+// A 410-byte Loop folding a 16 MiB ConstantOfShape in each of its 1024 iterations once held 16 GiB
+// of folded constants before the import ended (killed for memory; found by fuzz_onnx_import). The
+// folds past the budget stay nodes. A 49 MiB budget keeps the test fast; the default budget's size
+// is checked below without folding hundreds of MiB.
+TEST(TensorLimits, FoldingOnImportStopsAtItsBudget) {
+  ImportOptions opts;
+  opts.foldBudgetBytes = 49 << 20;  // three 16 MiB folds and the small ones (Identity of c)
+  auto g = importOnnx(kFrontendDir + "loop_fold_budget.onnx", opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  int64_t constantBytes = 0;
+  for (const Value* v : (*g)->constants()) constantBytes += *checkedByteSize(v->type());
+  EXPECT_LE(constantBytes, int64_t{49} << 20);
+  int unfolded = 0;
+  for (const Node* n : (*g)->nodes()) unfolded += n->kind() == "ConstantOfShape";
+  EXPECT_EQ(unfolded, 1024 - 3);
+  EXPECT_EQ((*g)->outputs().at(1)->type().dims, (Dims{1024, 4 << 20}));
+}
+
+TEST(TensorLimits, FoldBudgetDoublesTheConstantsOrReaches256MiB) {
+  auto small = parseGraph("graph @g {\n  const %c : f32[1024] = splat<1>\n  output %c\n}");
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(FoldBudget::forGraph(**small).left(), (int64_t{256} << 20) - 4096);
+  auto big = parseGraph("graph @g {\n  input %x : f32[1]\n  const %c : f32[60000000] = splat<1>\n"
+                        "  %y = Add(%x, %c)\n  output %y\n}");
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  EXPECT_EQ(FoldBudget::forGraph(**big).left(), int64_t{240000000});
+  FoldBudget b(100);
+  EXPECT_TRUE(b.take(60));
+  EXPECT_FALSE(b.take(41));
+  EXPECT_EQ(b.left(), 40);
 }
 
 TEST(TensorLimits, ArenaPastInt64IsAnErrorNotAnOverflow) {

@@ -28,6 +28,10 @@ struct ImportOptions {
   std::map<std::string, Tensor> bindings;
   // Fold constant subgraphs during import (needed for shape operands; on by default).
   bool foldOnImport = true;
+  // Bytes that folding on import may create in all; 0: FoldBudget::forGraph's (up to 256 MiB of
+  // constants, or twice the initializers' bytes; interp/fold_node.h). The fuzzer sets a small
+  // one, so that its time goes to the importer's logic and not to folding big tensors.
+  int64_t foldBudgetBytes = 0;
 };
 
 struct ImportInfo {

@@ -243,6 +243,18 @@ loop_model("loop_body_arity.onnx", 3, True, opset=18,
                         vi("y_in", [2]), vi("extra", [2])], check=False)
 loop_model("loop_undefined.onnx", 3, True, opset=18,
            cond_nodes=[helper.make_node("Identity", ["nowhere"], ["c_out"])], check=False)
+# loop_fold_budget.onnx: 1024 iterations, each with a 16 MiB ConstantOfShape as scan output (a
+# 400-byte file once folded 16 GiB on import and was killed for memory; found by fuzz_onnx_import).
+big_body = graph([helper.make_node("Identity", ["c"], ["c_out"]),
+                  helper.make_node("ConstantOfShape", ["big_shape"], ["z"],
+                                   value=numpy_helper.from_array(np.ones(1, np.float32))),
+                  helper.make_node("Add", ["y_in", "x"], ["y_out"])], "body",
+                 [vi("i", [], TensorProto.INT64), vi("c", [], TensorProto.BOOL), vi("y_in", [2])],
+                 [vi("c_out", [], TensorProto.BOOL), vi("y_out", [2]), vi("z", [4 << 20])])
+save(model([helper.make_node("Loop", ["M", "", "y0"], ["y", "s"], name="loop", body=big_body)],
+           [vi("x", [2])], [vi("y", [2]), vi("s", [1024, 4 << 20])],
+           [i64("M", 1024), f32("y0", [1.0, -1.0]), i64("big_shape", [4 << 20])]),
+     "loop_fold_budget.onnx")
 # loop_trip_input.onnx: M is a graph input (bound by magnetoc check: shapeDeterminingInputs).
 body = graph([helper.make_node("Add", ["y_in", "x"], ["y_out"]),
               helper.make_node("Identity", ["c"], ["c_out"])], "body",
