@@ -7,6 +7,7 @@
 // batch-1 classifier check in docs/GPU_TARGET.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "gpu_lowering_test_util.h"
@@ -14,8 +15,6 @@
 
 namespace magneto {
 namespace {
-
-using testing::contains;
 
 TEST(GpuGemvLowering, BatchOneClassifierHeadRunsTheGemvProgram) {
   // GoogLeNet's head: [1, 1024] x [1000, 1024]^T + bias, with a fused ReLU epilogue.
@@ -28,14 +27,14 @@ TEST(GpuGemvLowering, BatchOneClassifierHeadRunsTheGemvProgram) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
-  EXPECT_TRUE(contains(k, "mgk::gemvBlock<1, 8, 256>")) << k;
-  EXPECT_FALSE(contains(k, "mgk::gemmBlock<")) << k;
+  EXPECT_TRUE(testing::contains(k, "mgk::gemvBlock<1, 8, 256>")) << k;
+  EXPECT_FALSE(testing::contains(k, "mgk::gemmBlock<")) << k;
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(contains(init, "p.M = 1; p.N = 1000; p.K = 1024;")) << init;
-  EXPECT_TRUE(contains(init, "p.bK = 1; p.bN = 1024;")) << init;  // the weight, k-contiguous
-  EXPECT_TRUE(contains(init, "p.cM = 0; p.cN = 1;")) << init;     // the bias row
-  EXPECT_TRUE(contains(init, "p.yM = 1000; p.yN = 1;")) << init;
-  EXPECT_TRUE(contains(init, "p.act = 1;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.M = 1; p.N = 1000; p.K = 1024;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.bK = 1; p.bN = 1024;")) << init;  // the weight, k-contiguous
+  EXPECT_TRUE(testing::contains(init, "p.cM = 0; p.cN = 1;")) << init;     // the bias row
+  EXPECT_TRUE(testing::contains(init, "p.yM = 1000; p.yN = 1;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.act = 1;")) << init;
 }
 
 TEST(GpuGemvLowering, Batch64KeepsTheTiledGemm) {
@@ -48,8 +47,8 @@ TEST(GpuGemvLowering, Batch64KeepsTheTiledGemm) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
-  EXPECT_TRUE(contains(k, "mgk::gemmBlock<")) << k;
-  EXPECT_FALSE(contains(k, "mgk::gemvBlock<")) << k;
+  EXPECT_TRUE(testing::contains(k, "mgk::gemmBlock<")) << k;
+  EXPECT_FALSE(testing::contains(k, "mgk::gemvBlock<")) << k;
 }
 
 TEST(GpuGemvLowering, NarrowOutputRunsTransposed) {
@@ -62,12 +61,12 @@ TEST(GpuGemvLowering, NarrowOutputRunsTransposed) {
 })");
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& k = vars->at("KERNELS");
-  EXPECT_TRUE(contains(k, "mgk::gemvBlock<4, ")) << k;
+  EXPECT_TRUE(testing::contains(k, "mgk::gemvBlock<4, ")) << k;
   const std::string& init = vars->at("INIT_PARAMS");
-  EXPECT_TRUE(contains(init, "p.M = 3; p.N = 300; p.K = 64;")) << init;
-  EXPECT_TRUE(contains(init, "p.aBatch = 0; p.aM = 1; p.aK = 3;")) << init;   // w^T
-  EXPECT_TRUE(contains(init, "p.bBatch = 0; p.bK = 1; p.bN = 64;")) << init;  // x^T
-  EXPECT_TRUE(contains(init, "p.yM = 1; p.yN = 3;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.M = 3; p.N = 300; p.K = 64;")) << init;
+  EXPECT_TRUE(testing::contains(init, "p.aBatch = 0; p.aM = 1; p.aK = 3;")) << init;   // w^T
+  EXPECT_TRUE(testing::contains(init, "p.bBatch = 0; p.bK = 1; p.bN = 64;")) << init;  // x^T
+  EXPECT_TRUE(testing::contains(init, "p.yM = 1; p.yN = 3;")) << init;
 }
 
 // The cost model: GEMV candidates only for skinny Gemm/MatMul, at least 2x cheaper than the big
