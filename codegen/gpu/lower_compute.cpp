@@ -203,7 +203,8 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
     // The split-K program (mg_gemv.cuh) for min(M, N) <= 16, at most tile.tileM rows per block.
     // When N < M (gemvTransposed, as the cost model priced it) it computes Y^T = B^T A^T: the
     // operands, their strides and C's and Y's strides swap roles; the residual keeps Y's offsets.
-    if (gemvTransposed(g.M, g.N)) {
+    const bool transposed = gemvTransposed(g.M, g.N);
+    if (transposed) {
       std::swap(g.M, g.N);
       std::swap(aPtr, bPtr);
       GemmView t = g;
@@ -213,7 +214,7 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
       std::swap(yM, yN);
     }
     it = programItem("gemv", fmt::format("{}, {}, {}", tile.tileM, tile.tileN, 256), "mgk::GemmParams", 256, true,
-                     fmt::format("gemv {}x{} t256{}", tile.tileM, tile.tileN, yM == 1 ? " transposed" : ""));
+                     fmt::format("gemv {}x{} t256{}", tile.tileM, tile.tileN, transposed ? " transposed" : ""));
   } else {
     it = gemmItem(tile, cx.fp16);
   }
