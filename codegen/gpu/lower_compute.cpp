@@ -5,6 +5,11 @@
 // trailing axes (the row program). Epilogues that fuse-epilogue attached (mg_act, bias, residual
 // operand 3) go into the params.
 //
+// Skinny Gemm/MatMul (min(M, N) <= 16: batch-1 heads and projections): when the cost model picks
+// a GEMV tile (TileConfig::isGemv), the split-K program mgk::gemvBlock<rows, cols, 256> with the
+// same GemmParams and epilogue (mg_gemv.cuh), transposed by strides when N < M. It stays float32
+// under --precision fp16: it is bound by the weight's bytes, which stay float in memory.
+//
 // Tiles. The cost model tiles a Conv as the GEMM M = N*OH*OW (pixels) x N = output channels, while
 // mgk::convBlock<BM, BN> tiles BM output channels x BN pixels, so the cost model's tileM x tileN is
 // instantiated as convBlock<tileN, tileM>: the tile set is symmetric, every pair exists.
@@ -157,7 +162,9 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
   if (a->dtype() != DType::kF32 || b->dtype() != DType::kF32)
     return unsupported("{}: {} on {} (the cuda/hip targets do f32)", n.describe(), n.kind(), dtypeName(a->dtype()));
   GemmView g;
-  std::string cInit = "p.C = nullptr; p.cBatch = 0; p.cM = 0; p.cN = 0; p.beta = 0.f;\n";
+  std::string cPtr = "nullptr";
+  int64_t cm = 0, cn = 0;
+  double beta = 0;
   float alpha = 1.f;
   if (n.kind() == "Gemm") {
     bool ta = n.attrs().getInt("transA", 0) != 0, tb = n.attrs().getInt("transB", 0) != 0;
@@ -170,11 +177,10 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
     if (const Value* c = n.input(2)) {
       // C broadcasts to M x N (numpy rules).
       Dims cd = c->dims();
-      int64_t cm = 0, cn = 0;
       if (cd.size() == 2) cm = cd[0] == 1 ? 0 : cd[1], cn = cd[1] == 1 ? 0 : 1;
       else if (cd.size() == 1) cn = cd[0] == 1 ? 0 : 1;
-      cInit = fmt::format("p.C = {}; p.cBatch = 0; p.cM = {}; p.cN = {}; p.beta = {};\n",
-                          cx.typedPtr("float", c, true), cm, cn, floatLiteral(n.attrs().getFloat("beta", 1.0)));
+      cPtr = cx.typedPtr("float", c, true);
+      beta = n.attrs().getFloat("beta", 1.0);
     }
   } else {  // MatMul, numpy semantics: 1-D operands gain a dimension that the result drops
     int ar = a->rank(), br = b->rank();
@@ -189,16 +195,38 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
       return unsupported("{}: MatMul batch broadcasting {} x {} (the cuda/hip targets need equal or absent batch dims)",
                          n.describe(), a->type().str(), b->type().str());
   }
-  GpuItem it = gemmItem(tile, cx.fp16);
   const Value* res = n.kind() == "Gemm" ? nullptr : n.input(2);  // MatMul's residual operand
+  std::string aPtr = cx.typedPtr("float", a, true), bPtr = cx.typedPtr("float", b, true);
+  int64_t yM = g.N, yN = 1;
+  GpuItem it;
+  if (tile.isGemv()) {
+    // The split-K program (mg_gemv.cuh) for min(M, N) <= 16, at most tile.tileM rows per block.
+    // When N < M (gemvTransposed, as the cost model priced it) it computes Y^T = B^T A^T: the
+    // operands, their strides and C's and Y's strides swap roles; the residual keeps Y's offsets.
+    const bool transposed = gemvTransposed(g.M, g.N);
+    if (transposed) {
+      std::swap(g.M, g.N);
+      std::swap(aPtr, bPtr);
+      GemmView t = g;
+      g.aB = t.bB, g.aM = t.bN, g.aK = t.bK;
+      g.bB = t.aB, g.bK = t.aK, g.bN = t.aM;
+      std::swap(cm, cn);
+      std::swap(yM, yN);
+    }
+    it = programItem("gemv", fmt::format("{}, {}, {}", tile.tileM, tile.tileN, 256), "mgk::GemmParams", 256, true,
+                     fmt::format("gemv {}x{} t256{}", tile.tileM, tile.tileN, transposed ? " transposed" : ""));
+  } else {
+    it = gemmItem(tile, cx.fp16);
+  }
   it.init = fmt::format(
       "p.batch = {}; p.M = {}; p.N = {}; p.K = {};\n"
       "p.A = {}; p.aBatch = {}; p.aM = {}; p.aK = {};\n"
-      "p.B = {}; p.bBatch = {}; p.bK = {}; p.bN = {};\n{}"
-      "p.alpha = {}; p.Y = {}; p.yBatch = {}; p.yM = {}; p.yN = 1; p.residual = {};\n",
-      g.batch, g.M, g.N, g.K, cx.typedPtr("float", a, true), g.aB, g.aM, g.aK,
-      cx.typedPtr("float", b, true), g.bB, g.bK, g.bN, cInit, floatLiteral(alpha),
-      cx.typedPtr("float", y, false), g.M * g.N, g.N, res ? cx.typedPtr("float", res, true) : "nullptr");
+      "p.B = {}; p.bBatch = {}; p.bK = {}; p.bN = {};\n"
+      "p.C = {}; p.cBatch = 0; p.cM = {}; p.cN = {}; p.beta = {};\n"
+      "p.alpha = {}; p.Y = {}; p.yBatch = {}; p.yM = {}; p.yN = {}; p.residual = {};\n",
+      g.batch, g.M, g.N, g.K, aPtr, g.aB, g.aM, g.aK, bPtr, g.bB, g.bK, g.bN, cPtr, cm, cn,
+      cPtr == "nullptr" ? "0.f" : floatLiteral(beta), floatLiteral(alpha), cx.typedPtr("float", y, false),
+      g.M * g.N, yM, yN, res ? cx.typedPtr("float", res, true) : "nullptr");
   MG_RETURN_IF_ERROR(epilogue(n, it.init));
   return std::vector<GpuItem>{it};
 }

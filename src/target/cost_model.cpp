@@ -52,6 +52,13 @@ constexpr TileShape kGemmTiles[] = {{32, 32, 128},   {64, 32, 128},  {32, 64, 12
                                     {64, 64, 128},   {128, 64, 256}, {64, 128, 256},
                                     {128, 128, 256}, {128, 16, 128}, {16, 128, 128}};
 constexpr int kGemmTileK = 32;
+// GEMV (split-K) tiles for Gemm/MatMul with min(M, N) <= kGemvMaxRows (mg_gemv.cuh): rows of the
+// small side per block (the smallest of kGemvRows that holds them), columns per block, threads.
+// 8 columns give a 1000-class head 125 blocks (every SM streams part of the weight); 32 columns
+// suit wide N (fewer blocks, A re-read less). The lowering instantiates gemvBlock<rows, cols, 256>.
+constexpr int kGemvRows[] = {1, 4, 16};
+constexpr int kGemvCols[] = {8, 32};
+constexpr int kGemvThreads = 256;
 constexpr int kMemoryThreads = 256;
 constexpr int kMemoryItems[] = {1, 4, 16};
 
@@ -65,6 +72,24 @@ TileConfig makeGemmTile(const TileShape& s, const DeviceProfile& p, int elemByte
   t.regsPerThread = roundUp8(40 + 1.25 * acc);
   t.smemBytes = 2 * (s.m + s.n) * kGemmTileK * elemBytes;  // double-buffered A and B tiles
   return t;
+}
+
+// Registers per thread of gemvBlock<rows, cols, 256> from ptxas (sm_90, -O3): 32, 40 and 62 for
+// 1, 4 and 16 rows (the row accumulators, two strided pointers and the loop state).
+TileConfig makeGemvTile(int rows, int cols, const DeviceProfile& p) {
+  TileConfig t;
+  t.tileM = rows;
+  t.tileN = cols;
+  t.tileK = 0;
+  t.warps = std::max(1, kGemvThreads / p.warpSize);
+  t.regsPerThread = roundUp8(28 + 2.25 * rows);
+  t.smemBytes = rows * (kGemvThreads / cols) * (cols + 1) * 4;  // the partial sums
+  return t;
+}
+
+bool gemvShaped(const Node& n, const GemmShape& g) {
+  return (n.kind() == "Gemm" || n.kind() == "MatMul") && std::min(g.m, g.n) >= 1 &&
+         std::min(g.m, g.n) <= kGemvMaxRows;
 }
 
 TileConfig makeMemoryTile(int items, const DeviceProfile& p, bool needsSmem) {
@@ -119,6 +144,26 @@ Expected<BlockWork> blockWork(const Member& m, const TileConfig& t, const Device
   b.threads = threadsOf(t, p);
   if (w.cls == OpWork::Class::kGemm) {
     if (!t.isGemm()) return badInput("{} is a GEMM but got tile '{}'", m.node->describe(), t.str());
+    if (t.isGemv()) {
+      // Split K: every block streams its columns of the weight once and re-reads its rows of the
+      // small operand (L2-resident, counted anyway); no tile efficiency factor, the block's
+      // FMAs per weight element are its rows (at most 16): memory-bound.
+      const bool tr = gemvTransposed(w.gemm.m, w.gemm.n);
+      const int64_t rows = tr ? w.gemm.n : w.gemm.m, cols = tr ? w.gemm.m : w.gemm.n;
+      b.blocks = w.gemm.batch * ceilDiv(rows, t.tileM) * ceilDiv(cols, t.tileN);
+      b.steps = std::max<int64_t>(w.serialSteps, 1);
+      if (b.blocks == 0) return b;
+      const double k = static_cast<double>(w.gemm.k);
+      const double padRows = static_cast<double>(std::min<int64_t>(rows, t.tileM));
+      b.flops = 2.0 * padRows * t.tileN * k;
+      b.executedFlops = b.flops * b.blocks * b.steps;
+      double extra = w.flops - 2.0 * w.gemm.batch * w.gemm.m * w.gemm.n * w.gemm.k * b.steps;
+      if (extra > 0) b.flops += extra / (b.blocks * b.steps);
+      double elem = w.halfPrecision ? 2 : 4;
+      b.bytes = w.bytes / (b.blocks * b.steps) + padRows * k * elem;
+      b.eff = 1;
+      return b;
+    }
     int64_t tilesM = ceilDiv(w.gemm.m, t.tileM), tilesN = ceilDiv(w.gemm.n, t.tileN);
     b.blocks = w.gemm.batch * tilesM * tilesN;
     b.steps = std::max<int64_t>(w.serialSteps, 1);
@@ -333,6 +378,16 @@ std::vector<TileConfig> candidatesFor(const Member& m, const DeviceProfile& p) {
       TileConfig t = makeGemmTile(s, p, elemBytes);
       if (occupancyFor(threadsOf(t, p), t.regsPerThread, t.smemBytes, p) > 0) out.push_back(t);
     }
+    if (gemvShaped(*m.node, m.work.gemm)) {
+      const int64_t small = std::min(m.work.gemm.m, m.work.gemm.n);
+      int rows = 0;
+      for (int r : kGemvRows)
+        if (rows == 0 && r >= small) rows = r;
+      for (int cols : kGemvCols) {
+        TileConfig t = makeGemvTile(rows, cols, p);
+        if (occupancyFor(threadsOf(t, p), t.regsPerThread, t.smemBytes, p) > 0) out.push_back(t);
+      }
+    }
   } else {
     bool smem = needsBlockReduction(*m.node);
     for (int items : kMemoryItems) {
@@ -359,6 +414,9 @@ bool better(double a, double b) {
 }  // namespace
 
 std::string TileConfig::str() const {
+  if (isGemv())
+    return fmt::format("gemv {}x{} w{} r{} s{}K", tileM, tileN, warps, regsPerThread,
+                       smemBytes / 1024);
   if (isGemm())
     return fmt::format("{}x{}x{} w{} r{} s{}K", tileM, tileN, tileK, warps, regsPerThread,
                        smemBytes / 1024);

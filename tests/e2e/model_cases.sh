@@ -106,6 +106,12 @@ case "$case_name" in
     expect_in "$dir/out" '^parallel groups: 3 \(3 joint\)' "cuda: 3 joint groups"
     expect_in "$dir/out" 'joint +12 -> 1 .*/experts.7/experts.7.0/Gemm, /q/Gemm, /k/Gemm, /v/Gemm' \
       "cuda: the gate, 8 experts and the Q/K/V projections (K, V narrower) in one joint kernel"
+    # 16 tokens: every member of that launch is the split-K GEMV program (the gate's 4 outputs
+    # transposed), and they still share the one launch.
+    run "compile --target cuda" -- "$magnetoc" compile "$dir/model.onnx" --target cuda --name pf -o "$dir/pkg" -q
+    n=$(sed -n '/^struct L0Args/,/^};/p' "$dir/pkg/pf.cu" | grep -c '// step [0-9]*, gemv 16x8 t256')
+    [ "$n" -eq 12 ] || fail "the joint launch has $n gemvBlock<16, 8, 256> members, expected 12"
+    echo "ok: cuda: the joint launch's 12 members run gemvBlock<16, 8, 256>"
     check_on cpu cpu-serial cuda hip
     ;;
   qdq)  # Q/DQ around a Conv and a MatMul: onnxruntime's outputs exactly, CPU and GPU emulations

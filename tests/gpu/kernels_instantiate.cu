@@ -15,6 +15,11 @@ __global__ void __launch_bounds__(T) gemmK(mgk::GemmParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::gemmBlock<BM, BN, T>(p, blockIdx.x, smem);
 }
+template <int R, int C, int T>
+__global__ void __launch_bounds__(T) gemvK(mgk::GemmParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::gemvBlock<R, C, T>(p, blockIdx.x, smem);
+}
 template <int BM, int BN, int T>
 __global__ void __launch_bounds__(T) convK(mgk::ConvParams p) {
   MG_DYNAMIC_SHARED(char, smem);
@@ -85,12 +90,15 @@ using CastF2B = mgk::Cast<float, bool>;
 #define MG_GEMM_TILES(X) \
   X(32, 32, 128) X(64, 32, 128) X(32, 64, 128) X(64, 64, 128) X(128, 64, 256) X(64, 128, 256) \
   X(128, 128, 256) X(128, 16, 128) X(16, 128, 128)
+// gemvBlock<rows, columns, 256> (cost_model.cpp kGemvRows x kGemvCols).
+#define MG_GEMV_TILES(X) X(1, 8) X(4, 8) X(16, 8) X(1, 32) X(4, 32) X(16, 32)
 #define MG_MEMORY_TILES(X) X(1, 256) X(4, 256) X(16, 256)
 // recurrentBlock<HMAX, THREADS> as codegen/gpu/lower_recurrent.cpp picks them.
 #define MG_RECURRENT_TILES(X) \
   X(64, 64) X(128, 128) X(256, 256) X(512, 256) X(1024, 256) X(2048, 256) X(4096, 256)
 
 #define MG_GEMM(BM, BN, T) (void*)&gemmK<BM, BN, T>, (void*)&convK<BM, BN, T>,
+#define MG_GEMV(R, C) (void*)&gemvK<R, C, 256>,
 #define MG_MEM(I, T)                                                                         \
   (void*)&depthwiseK<I, T>, (void*)&poolK<I, T>, (void*)&reduceK<mgk::kReducePerThread, I, T>, \
       (void*)&reduceK<mgk::kReducePerBlock, I, T>, (void*)&rowK<I, T>,                        \
@@ -104,13 +112,15 @@ using CastF2B = mgk::Cast<float, bool>;
 extern void* const kAllKernels[];
 #ifdef MG_PTXAS_SET
 // What tests/gpu/kernels_nvcc.sh compiles optimized and through ptxas for its register and spill
-// figures: the smallest and the skinny GEMM and conv tiles, the smallest and the largest recurrent
-// programs, and the joint kernels (a conv, a pool and a 128x64 GEMM member; two recurrent ones).
-void* const kAllKernels[] = {MG_GEMM(32, 32, 128) MG_GEMM(128, 16, 128) MG_REC(64, 64) MG_REC(4096, 256)
+// figures: the smallest and the skinny GEMM and conv tiles, the smallest and the largest GEMV
+// (1 and 16 rows), the smallest and the largest recurrent programs, and the joint kernels (a
+// conv, a pool and a 128x64 GEMM member; two recurrent ones).
+void* const kAllKernels[] = {MG_GEMM(32, 32, 128) MG_GEMM(128, 16, 128) MG_GEMV(1, 8) MG_GEMV(16, 8)
+                             MG_REC(64, 64) MG_REC(4096, 256)
                              (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
 #else
 void* const kAllKernels[] = {
-    MG_GEMM_TILES(MG_GEMM) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
+    MG_GEMM_TILES(MG_GEMM) MG_GEMV_TILES(MG_GEMV) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
     MG_MAP(mgk::CopyBytes<1>) MG_MAP(mgk::CopyBytes<2>) MG_MAP(mgk::CopyBytes<4>)
     MG_MAP(mgk::CopyBytes<8>)
     MG_MAP(mgk::Unary<mgk::OpIdentity>) MG_MAP(mgk::Unary<mgk::OpAct>)
@@ -137,7 +147,8 @@ void* const kAllKernels[] = {
 // Host-side use of the Blocks / SmemBytes functions (the generator's package calls them when a
 // handle is created). External, so that it is compiled and kept.
 int64_t kernelsHostCounts(const mgk::GemmParams& g, const mgk::ConvParams& c) {
-  return mgk::gemmBlocks<128, 128, 256>(g) + mgk::convBlocks<32, 32, 128>(c) +
+  return mgk::gemmBlocks<128, 128, 256>(g) + mgk::gemvBlocks<1, 8, 256>(g) +
+         mgk::gemvSmemBytes<16, 32, 256>() + mgk::convBlocks<32, 32, 128>(c) +
          mgk::depthwiseBlocks<4, 256>(c) + mgk::gemmSmemBytes<128, 128, 256>() +
          mgk::convSmemBytes<16, 128, 128>();
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Compiles tests/gpu/kernels_instantiate.cu (every block program of runtime/gpu/kernels/ in every
 # tile configuration, plus a joint kernel) with the real GPU compilers, warnings as errors:
-#   nvcc to PTX for compute_90 (-Werror all-warnings), and a part of it (MG_PTXAS_SET: GEMM, conv,
+#   nvcc to PTX for compute_90 (-Werror all-warnings), and a part of it (MG_PTXAS_SET: GEMM, GEMV, conv,
 #   recurrent and joint kernels) optimized through ptxas for sm_90: its register and spill figures;
 #   the fp16 tensor-core programs (kernels_fp16_instantiate.cu) with nvcc for sm_80;
 #   hipcc --offload-arch=gfx90a -Werror, front end only (-fsyntax-only: see below; wavefront of
@@ -41,7 +41,7 @@ if [ -n "$nvcc" ]; then
   # Every instantiation through nvcc's front end (where its warnings come from) down to PTX for
   # compute_90 with cicc's optimizer off (-Xcicc -O0: 10 CPU-s instead of 82), then the
   # MG_PTXAS_SET part of the file optimized and through ptxas for sm_90, for the register and
-  # spill figures below: the smallest and the skinny GEMM and conv tiles, the smallest and the
+  # spill figures below: the smallest and the skinny GEMM and conv tiles, two GEMV ones, the smallest and the
   # largest recurrent programs, and the joint kernels. ptxas on all 188 entries was 170 of this
   # test's 250 CPU-s; ptxas also sees whole packages' kernels, the largest tiles included
   # (tests/e2e/run_gpu_targets.sh part 2, the examples stage).
@@ -92,13 +92,13 @@ for i in "${!pids[@]}"; do
   fi
 done
 
-# Registers and spills of the GEMM, conv, recurrent and joint kernels on sm_90 (docs/GPU_KERNELS.md).
+# Registers and spills of the GEMM, GEMV, conv, recurrent and joint kernels on sm_90 (docs/GPU_KERNELS.md).
 if [ -n "$nvcc" ] && [ -f "$work/nvcc.log" ]; then
   awk '/Compiling entry function/ {
          name = $0; sub(/.*function ./, "", name); sub(/. for .*/, "", name)
          sm90 = ($0 ~ /sm_90/) }
        /spill stores/ { spill = $5 }
-       /Used [0-9]+ registers/ && sm90 && name ~ /(gemmK|convK|jointK|recurrentK|jointRecurrentK)/ {
+       /Used [0-9]+ registers/ && sm90 && name ~ /(gemmK|gemvK|convK|jointK|recurrentK|jointRecurrentK)/ {
          match($0, /Used [0-9]+/); print name, substr($0, RSTART + 5, RLENGTH - 5), spill }' \
     "$work/nvcc.log" | c++filt | sed 's/(anonymous namespace):://' |
     awk '{ spill = $NF; regs = $(NF-1); $NF = ""; $(NF-1) = "";

@@ -1,7 +1,8 @@
 // The GEMM and convolution block programs of runtime/gpu/kernels/ (mg_gemm.cuh, mg_conv.cuh)
 // on the CPU emulation of CUDA, against plain loops written here (double accumulation): every
 // GEMM tile of the cost model on sizes that are not multiples of it, transposed and broadcast
-// operands, alpha/beta/C, residual and every epilogue activation; convolutions with groups,
+// operands, alpha/beta/C, residual and every epilogue activation; the split-K GEMV program
+// (mg_gemv.cuh) in every instantiation the lowering emits, on M = 1, 3, 16; convolutions with groups,
 // strides, dilations, asymmetric pads, 1-D, into a channel range of a wider tensor; depthwise
 // convolutions; blockDim larger than the program's thread count; a joint kernel running a conv,
 // a pool and a reduction over block ranges of one launch; and the emulation's speed.
@@ -21,6 +22,11 @@ template <int BM, int BN, int T>
 __global__ void gemmKernel(mgk::GemmParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::gemmBlock<BM, BN, T>(p, blockIdx.x, smem);
+}
+template <int R, int C, int T>
+__global__ void gemvKernel(mgk::GemmParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::gemvBlock<R, C, T>(p, blockIdx.x, smem);
 }
 template <int BM, int BN, int T>
 __global__ void convKernel(mgk::ConvParams p) {
@@ -47,9 +53,10 @@ struct GemmCase {
   float actAlpha = 0.1f, actBeta = 0.7f;
 };
 
-template <int BM, int BN, int T>
+// GEMV: the split-K program gemvBlock<BM = rows, BN = columns, T> (mg_gemv.cuh) instead.
+template <int BM, int BN, int T, bool GEMV = false>
 void runGemm(const GemmCase& c, int blockThreads = T, uint32_t seed = 1) {
-  SCOPED_TRACE(testing::Message() << "tile " << BM << "x" << BN << "/" << T << " blockDim "
+  SCOPED_TRACE(testing::Message() << (GEMV ? "gemv " : "") << "tile " << BM << "x" << BN << "/" << T << " blockDim "
                                   << blockThreads << " M,N,K " << c.M << "," << c.N << ","
                                   << c.K << " transA " << c.transA << " transB " << c.transB
                                   << " act " << c.act);
@@ -106,8 +113,12 @@ void runGemm(const GemmCase& c, int blockThreads = T, uint32_t seed = 1) {
   p.C = c.cKind ? dc.get() : nullptr;
   p.residual = c.residual ? dres.get() : nullptr;
   p.Y = dy.get();
-  kt::launch(gemmKernel<BM, BN, T>, mgk::gemmBlocks<BM, BN, T>(p), blockThreads,
-             mgk::gemmSmemBytes<BM, BN, T>(), p);
+  if constexpr (GEMV)
+    kt::launch(gemvKernel<BM, BN, T>, mgk::gemvBlocks<BM, BN, T>(p), blockThreads,
+               mgk::gemvSmemBytes<BM, BN, T>(), p);
+  else
+    kt::launch(gemmKernel<BM, BN, T>, mgk::gemmBlocks<BM, BN, T>(p), blockThreads,
+               mgk::gemmSmemBytes<BM, BN, T>(), p);
   EXPECT_TRUE(kt::near(dy.host(), ref, 2e-5 * double(c.K + 8)));
 }
 
@@ -199,6 +210,80 @@ TEST(GemmKernel, BlockDimLargerThanProgram) {
   runGemm<32, 32, 128>(c, 200);
   c.transA = true;
   runGemm<128, 128, 256>(c, 384);
+}
+
+// ---- GEMV (split K) --------------------------------------------------------------------------
+// Every (rows, columns) instantiation the lowering emits, on M = 1, 3 and 16 (one row group of 1,
+// 4 and 16 rows), odd N and K (ragged column groups, K not a multiple of lanes x unroll), both
+// weight layouts (k-contiguous as Gemm transB = 1, n-contiguous as MatMul), C, the residual, an
+// activation; more rows than the tile (several row groups) and a column-major Y (the lowering's
+// transposed role writes Y with yM = 1).
+template <int R, int C>
+void gemvTileSuite() {
+  for (int64_t m : {int64_t(1), int64_t(3), int64_t(16)}) {
+    for (int tb = 0; tb < 2; ++tb) {
+      GemmCase g;
+      g.batch = 1;
+      g.M = m;
+      g.N = 53;
+      g.K = 97;
+      g.transB = tb;
+      g.cKind = tb ? 1 : 3;
+      g.residual = tb;
+      g.act = tb ? mgk::kActRelu : mgk::kActNone;
+      runGemm<R, C, 256, true>(g, 256, uint32_t(40 + m + tb));
+    }
+  }
+  GemmCase more;  // several row groups and batches, transposed A, column-major Y
+  more.M = 2 * R + 1;
+  more.N = 37;
+  more.K = 45;
+  more.transA = true;
+  more.transY = true;
+  more.cKind = 2;
+  runGemm<R, C, 256, true>(more, 256, 50);
+}
+TEST(GemvKernel, Rows1Cols8) { gemvTileSuite<1, 8>(); }
+TEST(GemvKernel, Rows4Cols8) { gemvTileSuite<4, 8>(); }
+TEST(GemvKernel, Rows16Cols8) { gemvTileSuite<16, 8>(); }
+TEST(GemvKernel, Rows1Cols32) { gemvTileSuite<1, 32>(); }
+TEST(GemvKernel, Rows4Cols32) { gemvTileSuite<4, 32>(); }
+TEST(GemvKernel, Rows16Cols32) { gemvTileSuite<16, 32>(); }
+
+TEST(GemvKernel, DegenerateKAndEpilogues) {
+  for (int64_t k : {0, 1, 7, 31, 33, 129}) {  // K = 0: Y = beta*C; K below the lanes
+    GemmCase c;
+    c.batch = 1;
+    c.M = 1;
+    c.N = 9;
+    c.K = k;
+    c.transB = true;
+    runGemm<1, 8, 256, true>(c, 256, uint32_t(k + 60));
+  }
+  for (int a : kt::epilogueActs()) {
+    GemmCase c;
+    c.M = 3;
+    c.N = 19;
+    c.K = 41;
+    c.act = a;
+    c.residual = true;
+    c.actAlpha = a == mgk::kActClip ? -0.3f : 0.2f;
+    c.actBeta = a == mgk::kActClip ? 0.4f : 0.5f;
+    runGemm<4, 8, 256, true>(c, 256, uint32_t(70 + a));
+  }
+}
+
+// In a joint kernel the block may be wider than 256 threads (idle threads reach the barrier).
+TEST(GemvKernel, BlockDimLargerThanProgram) {
+  GemmCase c;
+  c.M = 1;
+  c.N = 45;
+  c.K = 77;
+  c.transB = true;
+  runGemm<1, 8, 256, true>(c, 320, 80);
+  c.M = 16;
+  c.transB = false;
+  runGemm<16, 32, 256, true>(c, 512, 81);
 }
 
 // ---- Convolution --------------------------------------------------------------------------------

@@ -58,8 +58,18 @@ struct OpWork {
 
 OpWork opWork(const Node& n);
 
+// Gemm and MatMul whose smaller side (min(M, N) of the GEMM view) is at most this many rows get
+// the GEMV tiles among their candidates (mg_gemv.cuh holds up to 16 rows in registers).
+constexpr int64_t kGemvMaxRows = 16;
+// Whether a GEMV of this GEMM runs transposed (Y^T = B^T A^T, rows = N): when N < M. The cost
+// model and the lowering (codegen/gpu/lower_compute.cpp) must agree on it.
+inline bool gemvTransposed(int64_t m, int64_t n) { return n < m; }
+
 // A kernel's tile program and the resources one block of it needs. GEMM tiles have tileM/N/K;
-// memory tiles have itemsPerThread (elements per block = threads * itemsPerThread).
+// memory tiles have itemsPerThread (elements per block = threads * itemsPerThread). GEMV tiles
+// (the split-K program for skinny Gemm/MatMul, mg_gemv.cuh) are GEMM tiles with tileK = 0: no K
+// tile is staged, K is split across the block's threads; tileM is the rows of the small side
+// (min(M, N): the lowering transposes the product when N < M), tileN the columns per block.
 struct TileConfig {
   int tileM = 0, tileN = 0, tileK = 0;
   int itemsPerThread = 0;
@@ -68,7 +78,8 @@ struct TileConfig {
   int smemBytes = 0;
 
   bool isGemm() const { return tileM > 0; }
-  // "128x64x32 w8 r80 s48K" or "items4 w8 r40 s0K".
+  bool isGemv() const { return tileM > 0 && tileK == 0; }
+  // "128x64x32 w8 r80 s48K", "gemv 1x8 w8 r32 s1K" or "items4 w8 r40 s0K".
   std::string str() const;
   bool operator==(const TileConfig& o) const;
   bool operator!=(const TileConfig& o) const { return !(*this == o); }

@@ -12,6 +12,7 @@
 #include "mg_kcommon.cuh"
 #include "mg_map.cuh"
 #include "mg_gemm.cuh"
+#include "mg_gemv.cuh"
 #include "mg_conv.cuh"
 #include "mg_pool.cuh"
 #include "mg_reduce.cuh"
