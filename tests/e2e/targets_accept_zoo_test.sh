@@ -3,8 +3,8 @@
 # refused by any target after the default pipeline). Code generation only (`magnetoc compile`,
 # no package build): a refusal (an op a target does not lower, a pass that produced something the
 # target cannot run) fails the model with the compiler's message. The packages are written to a
-# scratch folder (/dev/shm when there is one: the light VGG-19's weights are 550 MB) and removed
-# at once.
+# scratch folder (/dev/shm when it has 2 GB free, else TMPDIR: the light VGG-19's weights are
+# 550 MB) and removed at once.
 # Inputs that decide output shapes (detect_postprocess's NonMaxSuppression boxes and scores) are
 # bound to test_data_set_0's values, as `magnetoc check` binds them: meta.json's "bind_inputs"
 # (input name -> file in the model folder) names them.
@@ -17,7 +17,11 @@ targets="cpu,cuda,hip"
 if [ "${1:-}" = --targets ]; then targets="$2"; shift 2; fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch_base="${TMPDIR:-/tmp}"
-[ -d /dev/shm ] && [ -w /dev/shm ] && scratch_base=/dev/shm
+# /dev/shm only with room for two packages at once (a container's is often 64 MB).
+if [ -d /dev/shm ] && [ -w /dev/shm ] &&
+   [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt 2097152 ] 2>/dev/null; then
+  scratch_base=/dev/shm
+fi
 scratch="$(mktemp -d "$scratch_base/magneto-targets.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
 
