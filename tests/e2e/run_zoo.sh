@@ -166,7 +166,7 @@ for item in "${queue[@]}"; do
     echo "FAIL $label"; failed=$((failed + 1)); failures+=("$label")
   fi
 done
-# Every exported model compiles for the GPU targets too (code generation only, about 20 CPU-s, most
+# Every exported model compiles for the GPU targets too (code generation only, about 24 CPU-s, most
 # of it reading and writing the light VGG-19's, ZFNet's and AlexNet's weights): no model is refused
 # by cuda or hip after the default pipeline (issue #16). The checks above compiled them for cpu.
 accept_dirs=()
