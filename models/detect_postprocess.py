@@ -11,7 +11,9 @@
     /usr/bin/python3 models/detect_postprocess.py --out DIR [--force]
 
 writes DIR/detect_postprocess/{model.onnx, test_data_set_0/{input_0.pb, input_1.pb,
-output_0..3.pb}, meta.json}. The expected outputs are onnxruntime-node's on the same inputs.
+output_0..3.pb}, meta.json}; meta.json's bind_inputs names the inputs that decide output shapes
+and their files (magnetoc compile --bind boxes=FILE --bind scores=FILE compiles the package check
+builds). The expected outputs are onnxruntime-node's on the same inputs.
 
 The data: N = 256 boxes drawn around 16 cluster centres in a unit image (side 0.08-0.3, jittered
 by a fraction of the side), so boxes of one cluster overlap heavily and most are suppressed; a
@@ -163,6 +165,9 @@ def main():
         "max_output_boxes_per_class": MAX_PER_CLASS, "iou_threshold": IOU, "score_threshold": SCORE,
         "candidates_per_class": candidates.tolist(), "kept_per_class": per_class.tolist(),
         "selected": int(sel.shape[0]),
+        # The inputs that decide output shapes, bound to these values when the model is compiled
+        # (magnetoc compile --bind NAME=FILE; tests/e2e/targets_accept_zoo_test.sh).
+        "bind_inputs": {"boxes": "test_data_set_0/input_0.pb", "scores": "test_data_set_0/input_1.pb"},
         "tolerance": {"rtol": 0.0, "atol": 0.0, "output_atol": {n: 0.0 for n in names},
                       "why": "outputs are indices and exact copies of input values; no decision lies within "
                              "%g of a threshold" % MARGIN},

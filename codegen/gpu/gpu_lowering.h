@@ -147,10 +147,11 @@ Expected<std::vector<GpuItem>> lowerLoss(const Node& n, const TileConfig& tile, 
 Expected<std::vector<GpuItem>> lowerDFT(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerSTFT(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerMelWeightMatrix(const Node& n, const TileConfig& tile, LowerContext& cx);
-// lower_vision.cpp: GridSample, RoiAlign, MaxUnpool, Det.
+// lower_vision.cpp: GridSample, RoiAlign, MaxUnpool, LRN, Det.
 Expected<std::vector<GpuItem>> lowerGridSample(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerRoiAlign(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerMaxUnpool(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerLRN(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, LowerContext& cx);
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse

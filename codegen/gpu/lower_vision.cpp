@@ -1,11 +1,15 @@
-// GPU lowering of GridSample, RoiAlign, MaxUnpool (the vision family) and Det as generated map
-// functors, each computing the CPU runtime's formulas (runtime/cpu/k_vision.cpp,
+// GPU lowering of GridSample, RoiAlign, MaxUnpool, LRN (the vision family) and Det as generated
+// map functors, each computing the CPU runtime's formulas (runtime/cpu/k_vision.cpp,
 // k_tensor_det.cpp) in the same order and precision, with the node's constants (sizes, modes,
 // padding) written into the functor:
 //   GridSample  one item over Y [N, C, Ho, Wo]: each element reads its grid point and samples
 //               its plane (coordinates in the element type, sums in double, as the CPU);
 //   RoiAlign    one item over Y [R, C, oh, ow]: each element walks its bin's samples;
 //   MaxUnpool   phase 0 zeroes Y, phase 1 is one item over X writing each value to its index;
+//   LRN         one item over Y [N, C, ...]: each element sums the squares of its channel window
+//               [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C) in double, then
+//               divides by (bias + alpha/size * sum)^beta (the reference kernel's formula,
+//               k_nn_norm.cpp; AlexNet's, GoogLeNet's and ZFNet's local response normalization);
 //   Det         one item over the matrices: each thread eliminates its own M x M copy in double
 //               (M <= 16, the copy lives in the thread's registers / local memory).
 // A GPU program has no way to stop a run with a message, so the data errors of the CPU target
@@ -244,6 +248,46 @@ Expected<std::vector<GpuItem>> lowerMaxUnpool(const Node& n, const TileConfig& t
                             cx.ptr(y), 0, std::vector<int64_t>(xd.size(), 0), itemsPerThread(tile));
   scatter.phase = 1;  // after every element is zeroed
   return std::vector<GpuItem>{zero, scatter};
+}
+
+Expected<std::vector<GpuItem>> lowerLRN(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *y = n.output(0);
+  MG_ASSIGN_OR_RETURN(const char* T, floatType(n, x));
+  const Dims& xd = x->dims();
+  if (xd.size() < 2) return unsupported("{}: LRN of a rank-{} input (rank 2 or more)", n.describe(), xd.size());
+  const int64_t size = n.attrs().getInt("size", 0);
+  if (size <= 0) return unsupported("{}: LRN size {} (must be positive)", n.describe(), size);
+  // The CPU reads alpha, beta and bias as floats (Attrs::f), then widens them to double.
+  const float alpha = static_cast<float>(n.attrs().getFloat("alpha", 1e-4));
+  const float beta = static_cast<float>(n.attrs().getFloat("beta", 0.75));
+  const float bias = static_cast<float>(n.attrs().getFloat("bias", 1.0));
+  const int64_t C = xd[1];
+  int64_t S = 1;
+  for (size_t d = 2; d < xd.size(); ++d) S *= xd[d];
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  std::string name = functorName(cx), f = functorHead(name);
+  // in[0] + idx[0] is the element's position in channel 0 of its image; o / S % C its channel.
+  f += fmt::format("    const {0}* const x0 = static_cast<const {0}*>(in[0]) + idx[0];\n", T);
+  f += fmt::format("    const int64_t c = (o / {}) % {};\n", S, C);
+  f += fmt::format("    const int64_t k0 = c - {0} < 0 ? 0 : c - {0}, k1 = c + {1} > {2} ? {2} : c + {1};\n",
+                   lo, hi, C - 1);
+  f += "    double sq = 0;\n";
+  f += fmt::format("    for (int64_t k = k0; k <= k1; ++k) {{\n"
+                   "      const double v = static_cast<double>(x0[k * {}]);\n"
+                   "      sq += v * v;\n"
+                   "    }}\n",
+                   S);
+  f += fmt::format("    const double d = pow(static_cast<double>({}) + static_cast<double>({}) / {}.0 * sq, "
+                   "static_cast<double>({}));\n",
+                   floatLiteral(bias), floatLiteral(alpha), size, floatLiteral(beta));
+  f += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>(static_cast<double>(x0[c * {1}]) / d);\n",
+                   T, S);
+  f += kFunctorTail;
+  const Dims& yd = y->dims();
+  std::vector<int64_t> xs = contiguousStrides(xd);
+  xs[1] = 0;  // every channel of an image reads from channel 0's position
+  return std::vector<GpuItem>{mapItem(name, f, yd, {{cx.ptr(x), 0, xs}}, cx.ptr(y), 0,
+                                      contiguousStrides(yd), itemsPerThread(tile))};
 }
 
 Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, LowerContext& cx) {

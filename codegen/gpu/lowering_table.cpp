@@ -125,6 +125,7 @@ std::vector<Entry> buildEntries() {
       {"GridSample", lowerGridSample},
       {"RoiAlign", lowerRoiAlign},
       {"MaxUnpool", lowerMaxUnpool},
+      {"LRN", lowerLRN},
       {"Det", lowerDet},
       // Elementwise ops whose expressions are not rows of a table (lower_map.cpp).
       {"MgElementwise", lowerElementwise},

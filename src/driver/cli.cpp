@@ -61,6 +61,11 @@ const Flag kFlags[] = {
     {"--shape", nullptr, "INPUT=DIMS", kModel | kReport | kTune,
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
+    {"--bind", nullptr, "INPUT=FILE.pb", kCompile | kReport,
+     "compile the input as a constant: its value from a TensorProto file (repeatable). For inputs "
+     "that decide output shapes (NonMaxSuppression's boxes and scores, a Range's limits): the "
+     "package is compiled for that value and no longer takes the input, as check does with its data",
+     "--bind boxes=test_data_set_0/input_0.pb"},
     {"--precision", nullptr, "P", kModel | kTune,
      "fp32 (default) or fp16: with --target cuda, GEMM, MatMul and Conv multiply half-rounded "
      "operands on tensor cores (wmma, sm_70 and newer) with fp32 accumulation; activations stay fp32 in "
@@ -168,8 +173,9 @@ struct Command {
 const Command kCommands[] = {
     {"compile", kCompile,
      "magnetoc compile MODEL.onnx -o OUT_DIR [--target cpu|cuda|hip] [--arch ARCH] [--name NAME]\n"
-     "        [--shape INPUT=DIMS]... [--weights-file] [--passes LIST] [--no-parallel-opt] [--build]\n"
-     "        [--shared] [--device PROFILE] [--tuning RECORD.json] [--precision fp32|fp16]",
+     "        [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]... [--weights-file] [--passes LIST]\n"
+     "        [--no-parallel-opt] [--build] [--shared] [--device PROFILE] [--tuning RECORD.json]\n"
+     "        [--precision fp32|fp16]",
      "Compiles an ONNX model into a C library package: NAME.h, NAME.cpp, weights, runtime/,\n"
      "CMakeLists.txt, README.md, report.json, NAME.py (a Python loader: ctypes and NumPy).\n"
      "--build builds it with the package's own CMake; --shared builds libNAME.so for NAME.py fast."},
@@ -188,7 +194,8 @@ const Command kCommands[] = {
      "prints min_ms, mean_ms and, last, median_ms=X."},
     {"report", kReport,
      "magnetoc report MODEL.onnx [--target cpu|cuda|hip] [--device PROFILE] [--json FILE]\n"
-     "        [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--no-parallel-opt] [--passes LIST]",
+     "        [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]...\n"
+     "        [--no-parallel-opt] [--passes LIST]",
      "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
      "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
      "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
@@ -357,6 +364,13 @@ int runCommand(const Command& c, int argc, char** argv) {
       auto dims = parseDims(v.substr(eq + 1));
       if (!dims.ok()) return usageError(c.name, "--shape " + v + ": " + dims.status().message());
       co.shapes[v.substr(0, eq)] = dims.value();
+    } else if (n == "--bind") {
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        return usageError(c.name, "--bind expects INPUT=FILE.pb, e.g. --bind boxes=data/input_0.pb; got '" + v + "'");
+      auto t = readTensorProtoFile(v.substr(eq + 1));
+      if (!t.ok()) return usageError(c.name, "--bind " + v + ": " + t.status().message());
+      co.bindings[v.substr(0, eq)] = std::move(t).value();
     } else if (n == "--weights-file") co.weightsFile = true;
     else if (n == "--precision") {
       if (v != "fp32" && v != "fp16") return usageError(c.name, "--precision expects fp32 or fp16, got '" + v + "'");

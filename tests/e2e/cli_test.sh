@@ -52,6 +52,13 @@ expect_rc 1 "unknown target" -- "$magnetoc" compile "$model" -o "$work/x" --targ
 grep -q "unknown target 'tpu'" "$work/err.txt" || fail "no message for an unknown target"
 expect_rc 1 "bad shape" -- "$magnetoc" compile "$model" -o "$work/x" --shape x=1xfoo
 expect_rc 1 "bad name" -- "$magnetoc" compile "$model" -o "$work/x" --name 9lives
+# --bind INPUT=FILE.pb compiles the input as a constant (what check does with shape-deciding inputs).
+expect_rc 0 "--bind" -- "$magnetoc" compile "$model" -o "$work/bound" --bind x="$work/m/test_data_set_0/input_0.pb" -v
+grep -q "input 'x' bound to a constant f32\[1,3,8,8\]" "$work/err.txt" || fail "--bind did not bind x"
+expect_rc 1 "--bind without a file" -- "$magnetoc" compile "$model" -o "$work/x" --bind x
+grep -q "expects INPUT=FILE.pb" "$work/err.txt" || fail "no message for --bind without a file"
+expect_rc 1 "--bind of no input" -- "$magnetoc" compile "$model" -o "$work/x" --bind y="$work/m/test_data_set_0/input_0.pb"
+grep -q "which is not a graph input" "$work/err.txt" || fail "no message for --bind of an unknown input"
 
 step "compile --build"
 expect_rc 0 "compile --build" -- "$magnetoc" compile "$model" -o "$work/pkg" --name tiny --build -q

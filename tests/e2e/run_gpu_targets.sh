@@ -118,7 +118,7 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis
         test_dft_axis test_dft_inverse test_stft_with_window test_melweightmatrix
         test_gridsample_bicubic test_roialign_aligned_false test_maxunpool_export_with_output_shape
-        test_det_nd)
+        test_det_nd test_lrn)
 # The race check (cuda and hip) takes one test per kind of block program or generated functor
 # of the sample: conv, pool, GEMM, rows, reduce, the recurrent programs, maps with an index
 # functor (transpose, gather), several functors in one launch (concat), the two-phase losses, a

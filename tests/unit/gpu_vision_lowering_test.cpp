@@ -1,4 +1,4 @@
-// GPU lowering of the vision family and Det (codegen/gpu/lower_vision.cpp): the map items each
+// GPU lowering of the vision family, LRN and Det (codegen/gpu/lower_vision.cpp): the map items each
 // node becomes, the operand strides that give each output element its plane, grid point or
 // region, the node's constants written into the functors, and what replaces the CPU's data errors
 // (NaN for a RoiAlign batch index out of range, no write for a MaxUnpool index out of range).
@@ -102,6 +102,36 @@ TEST(GpuVisionLowering, DetEliminatesPerThreadUpTo16x16) {
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.status().code(), ErrorCode::kUnsupported);
   EXPECT_TRUE(testing::contains(big.status().message(), "17x17 matrices")) << big.status().message();
+}
+
+TEST(GpuVisionLowering, LrnSumsItsClippedChannelWindow) {
+  auto vars = testing::emitGpu(R"(graph @t {
+  input %x : f32[2,6,3,5]
+  %y = LRN(%x) {size = 4, alpha = 0.0002, beta = 0.5, bias = 2.0}
+  output %y
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  EXPECT_EQ(vars->at("NUM_LAUNCHES"), "1");
+  // Over Y [2, 6, 3, 5]: every channel reads from channel 0's position of its image (stride 0
+  // on C), then walks the window 15 floats apart; size 4 is [c - 1, c + 2] clipped to [0, 5].
+  const std::string& init = vars->at("INIT_PARAMS");
+  EXPECT_TRUE(testing::contains(init, "mgSet(p.inStrides[0], {90, 0, 5, 1})")) << init;
+  const std::string& f = vars->at("FUNCTORS");
+  EXPECT_TRUE(testing::contains(f, "const int64_t c = (o / 15) % 6;")) << f;
+  EXPECT_TRUE(testing::contains(f, "k0 = c - 1 < 0 ? 0 : c - 1, k1 = c + 2 > 5 ? 5 : c + 2")) << f;
+  EXPECT_TRUE(testing::contains(f, "x0[k * 15]")) << f;
+  EXPECT_TRUE(testing::contains(f, "/ 4.0 * sq")) << f;
+  EXPECT_TRUE(testing::contains(f, "x0[c * 15]) / d")) << f;
+  // [N, C]: no spatial dims, channels one apart.
+  auto flat = testing::emitGpu(R"(graph @t {
+  input %x : f32[3,7]
+  %y = LRN(%x) {size = 3}
+  output %y
+})");
+  ASSERT_TRUE(flat.ok()) << flat.status().message();
+  EXPECT_TRUE(testing::contains(flat->at("INIT_PARAMS"), "mgSet(p.inStrides[0], {7, 0})"))
+      << flat->at("INIT_PARAMS");
+  EXPECT_TRUE(testing::contains(flat->at("FUNCTORS"), "x0[k * 1]")) << flat->at("FUNCTORS");
 }
 
 }  // namespace
