@@ -22,6 +22,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeBatchMergePass);
     add(makeBatchMergeConvPass);
     add(makePlaceConcatSlicesPass);
+    add(makeRecurrentWavefrontPass);
     add(makeDcePass);
     add(makePrintParallelGroupsPass);
     add(makeParallelCoOptimizePass);
@@ -37,7 +38,7 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the
   // PassContext's device; --no-parallel-opt leaves them out.
-  if (parallelOpt) p += ",place-concat-slices,parallel-co-optimize";
+  if (parallelOpt) p += ",place-concat-slices,recurrent-wavefront,parallel-co-optimize";
   return p;
 }
 

@@ -98,6 +98,7 @@ struct Launch {
   std::vector<int> itemStep;    // the step each item computes
   int group = -1;               // joint group id, or -1
   int streams = -1;             // id of the `streams` group its step belongs to, or -1
+  bool wavefront = false;       // the steps are the layers of a `wavefront` group
   std::string key;              // launchKey of the plan launch (phases of one node share it)
   int candidates = 0;           // tile candidates tune can try (tuning runs only)
   double modeledUs = 0;         // the cost model's latency for the tiles used
@@ -177,7 +178,8 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     const Node* n = plan.steps[i];
     int gid = n->group();
     auto git = g.groups().find(gid);
-    bool joint = gid >= 0 && git != g.groups().end() && git->second.strategy == "joint";
+    bool joint = gid >= 0 && git != g.groups().end() &&
+                 (git->second.strategy == "joint" || git->second.strategy == "wavefront");
     if (joint && !launches.empty() && launches.back().group == gid) {
       launches.back().steps.push_back(static_cast<int>(i));
       continue;
@@ -185,6 +187,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     Launch l;
     l.steps.push_back(static_cast<int>(i));
     l.group = joint ? gid : -1;
+    l.wavefront = joint && git->second.strategy == "wavefront";
     l.streams = gid >= 0 && git != g.groups().end() && git->second.strategy == "streams" ? gid : -1;
     launches.push_back(std::move(l));
   }
@@ -196,7 +199,14 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     std::vector<TileConfig> tiles(l.steps.size());
     std::vector<const Node*> members;
     for (int s : l.steps) members.push_back(plan.steps[s]);
-    if (l.steps.size() > 1) {
+    if (l.wavefront) {
+      WavefrontEstimate w = estimateWavefront(members, device);
+      KernelEstimate e = bestKernel(*members[0], device);
+      if (e.valid) tiles[0] = e.tile;
+      l.note = fmt::format("wavefront of parallel group #{} ({} stacked layers, layer l step t beside layer l-1 "
+                           "step t+1): {:.1f} us modeled",
+                           l.group, members.size(), w.valid ? w.latencyUs : 0.0);
+    } else if (l.steps.size() > 1) {
       JointEstimate j = coTune(members, device);
       if (j.valid && j.tiles.size() == members.size()) tiles = j.tiles;
       l.note = fmt::format("joint kernel of parallel group #{} ({} members), co-tuned for {}: {:.1f} us modeled",
@@ -206,7 +216,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       if (e.valid) tiles[0] = e.tile;
     }
     l.key = launchKey(members);
-    if (tuning) {
+    if (tuning && !l.wavefront) {
       // Measured tiles replace the modeled ones only when they are still candidates here (a
       // record made for another profile or compiler version may name tiles that no longer fit).
       std::vector<std::vector<TileConfig>> cands = launchTileCandidates(members, device, tuning->candidates);
@@ -235,9 +245,20 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       }
     }
     l.tiles = tiles;
-    l.modeledUs = members.size() > 1 ? estimateJoint(members, device, tiles).latencyUs
-                                     : estimateKernel(*members[0], device, tiles[0]).latencyUs;
+    l.modeledUs = l.wavefront           ? estimateWavefront(members, device).latencyUs
+                  : members.size() > 1 ? estimateJoint(members, device, tiles).latencyUs
+                                       : estimateKernel(*members[0], device, tiles[0]).latencyUs;
     cx.scratchBytes = 0;
+    if (l.wavefront) {
+      cx.step = l.steps[0];
+      cx.functorCounter = 0;
+      MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerRecurrentWavefront(members, tiles[0], device, cx));
+      for (GpuItem& it : items) {
+        l.items.push_back(std::move(it));
+        l.itemStep.push_back(l.steps[0]);
+      }
+      members.clear();  // lowered as one
+    }
     for (size_t m = 0; m < members.size(); ++m) {
       cx.step = l.steps[m];
       cx.functorCounter = 0;
@@ -297,8 +318,9 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     sum.launchTiles.push_back(l.tiles);
     if (l.group >= 0) ++sum.jointLaunches;
     int threads = 0;
-    bool syncs = false;
-    for (const GpuItem& it : l.items) threads = std::max(threads, it.threads), syncs |= it.syncs;
+    bool syncs = false, coResident = false;
+    for (const GpuItem& it : l.items)
+      threads = std::max(threads, it.threads), syncs |= it.syncs, coResident |= it.coResident;
 
     std::string what;
     for (int s : l.steps) what += fmt::format("{}step {} {}", what.empty() ? "" : ", ", s, describeStep(*plan.steps[s]));
@@ -352,6 +374,8 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     if (openStreams >= 0)
       forward += fmt::format("  MG_LAUNCH_STEP_ON({}, launch{}, &D->l{}, MG_SIDE({}));\n", li, ki, li,
                              sideOfStep.at(l.steps.front()));
+    else if (coResident)  // every block at once: the wavefront's blocks wait on each other
+      forward += fmt::format("  MG_LAUNCH_STEP_CORESIDENT({}, launch{}, &D->l{});\n", li, ki, li);
     else
       forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, ki, li);
   }

@@ -35,6 +35,7 @@ struct GpuItem {
   std::string functor;     // a struct definition the program names, or ""
   std::string init;        // statements filling `p` (a reference to the params), one per line
   std::string tile;        // for comments: "64x32 t128", "items4"
+  bool coResident = false;  // every block resident at once (mgLaunchCoResident): progress flags
   int phase = 0;           // a node's items run in launches ordered by phase: phase 1 starts after
                            // every block of phase 0 is done (LSTM: projection GEMM, then the time loop)
 };
@@ -121,6 +122,12 @@ Expected<std::vector<GpuItem>> lowerConvNd(const Node& n, const TileConfig& tile
 Expected<std::vector<GpuItem>> lowerPoolNd(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_recurrent.cpp: LSTM, GRU, RNN.
 Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& tile, LowerContext& cx);
+// Stacked recurrent layers of a wavefront group (passes/recurrent_wavefront.cpp): phase 0 holds
+// layer 0's projection, every R transposed, W transposed for the layers above, and the progress
+// flags' reset; phase 1 one co-resident launch of recurrentWavefrontBlock (layers*batch blocks,
+// checked to fit on `device` at once). tile0: layer 0's projection tile.
+Expected<std::vector<GpuItem>> lowerRecurrentWavefront(const std::vector<const Node*>& layers, const TileConfig& tile0,
+                                                       const DeviceProfile& device, LowerContext& cx);
 // lower_map.cpp: the elementwise ops on float32 (and int32/int64 where their expressions have an
 // integer form), MgElementwise; BatchNormalization in inference mode.
 Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig& tile, LowerContext& cx);

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "k_recurrent_act.h"
 #include "gpu_lowering.h"
@@ -81,9 +82,22 @@ Status activations(const Node& n, const Shape& s, std::string& init) {
   return Status::success();
 }
 
+// The three items of one node; projection false (a wavefront's layers above the first): no gx
+// scratch and no projection item (proj left empty), the loop's p.gx null.
+Expected<std::vector<GpuItem>> recurrentItems(const Node& n, const TileConfig& tile, LowerContext& cx,
+                                              bool projection, Shape* shape);
+
 }  // namespace
 
 Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  Shape s;
+  return recurrentItems(n, tile, cx, true, &s);
+}
+
+namespace {
+
+Expected<std::vector<GpuItem>> recurrentItems(const Node& n, const TileConfig& tile, LowerContext& cx,
+                                              bool projection, Shape* shape) {
   const std::string& k = n.kind();
   Shape s;
   s.gates = k == "LSTM" ? 4 : k == "GRU" ? 3 : 1;
@@ -112,7 +126,7 @@ Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& t
 
   // Scratch: gx [dirs][rows][gh], then rt [dirs][hidden][gh].
   const int64_t gxBytes = (s.dirs * rows * gh * 4 + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
-  std::string gx = cx.scratch(gxBytes);
+  std::string gx = projection ? cx.scratch(gxBytes) : std::string("static_cast<char*>(nullptr)");
   std::string rt = cx.scratch(s.dirs * s.hidden * gh * 4);
   const Value* b = n.input(3);
 
@@ -185,7 +199,114 @@ Expected<std::vector<GpuItem>> lowerRecurrent(const Node& n, const TileConfig& t
       // States: layout 0 [dirs, batch, hidden], layout 1 [batch, dirs, hidden].
       s.layout1 ? hd : bt * hd, s.layout1 ? nd * hd : hd,
       n.attrs().has("clip") ? floatLiteral(n.attrs().getFloat("clip", 0)) : std::string("INFINITY"), acts);
+  *shape = s;
+  if (!projection) proj = GpuItem{};
   return std::vector<GpuItem>{proj, transpose, loop};
+}
+
+// `init` with every `p.` field access written as `prefix` (the wavefront's p.layer[l].).
+std::string wavefrontPrefixed(const std::string& init, const std::string& prefix) {
+  std::string out;
+  for (size_t i = 0; i < init.size(); ++i) {
+    const bool start = i == 0 || !(std::isalnum(static_cast<unsigned char>(init[i - 1])) || init[i - 1] == '_' ||
+                                   init[i - 1] == '.' || init[i - 1] == ':');
+    if (start && init.compare(i, 2, "p.") == 0) {
+      out += prefix;
+      ++i;
+      continue;
+    }
+    out += init[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<GpuItem>> lowerRecurrentWavefront(const std::vector<const Node*>& layers, const TileConfig& tile0,
+                                                       const DeviceProfile& device, LowerContext& cx) {
+  constexpr size_t kMaxLayers = 4;  // mgk::kMaxWavefrontLayers
+  if (layers.size() < 2 || layers.size() > kMaxLayers)
+    return unsupported("a wavefront of {} recurrent layers (2 to {})", layers.size(), kMaxLayers);
+  std::vector<GpuItem> phase0;
+  std::string init = fmt::format("p.layers = {};\n", layers.size());
+  int64_t hidden = 0, batch = -1, seq = -1;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Node& n = *layers[l];
+    Shape s;
+    MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, recurrentItems(n, l == 0 ? tile0 : TileConfig{}, cx, l == 0, &s));
+    if (s.dirs != 1 || n.input(4))
+      return unsupported("{}: a wavefront layer must be unidirectional without sequence_lens", n.describe());
+    if ((batch >= 0 && s.batch != batch) || (seq >= 0 && s.seq != seq))
+      return unsupported("{}: its batch or sequence differs from the layer below", n.describe());
+    if (l + 1 < layers.size() && !needed(n.output(0)))
+      return unsupported("{}: a wavefront layer below the top must write Y", n.describe());
+    batch = s.batch, seq = s.seq, hidden = std::max({hidden, s.hidden, l ? s.input : int64_t{0}});
+    if (l == 0) phase0.push_back(items[0]);
+    phase0.push_back(items[1]);  // R transposed
+    init += wavefrontPrefixed(items[2].init, fmt::format("p.layer[{}].", l));
+    if (l == 0) {
+      init += "p.wt[0] = nullptr; p.wb[0] = nullptr; p.input[0] = 0;\n";
+      continue;
+    }
+    // W^T: wt[kk][q] = W[0][q][kk], so that the per-step input product reads consecutive words.
+    const int64_t gh = s.gates * s.hidden;
+    std::string wt = cx.scratch(s.input * gh * 4);
+    GpuItem transpose;
+    const std::string copy = "mgk::Copy<float>, 4, 256";
+    transpose.paramsType = "mgk::MapParams";
+    transpose.program = "mgk::mapBlock<" + copy + ">";
+    transpose.blocks = "mgk::mapBlocks<" + copy + ">";
+    transpose.smem = "mgk::mapSmemBytes<" + copy + ">";
+    transpose.threads = 256;
+    transpose.tile = "items4 W transposed";
+    transpose.init = fmt::format(
+        "p.n = {}; p.rank = 2; p.nin = 1; mgSet(p.dims, {});\n"
+        "p.in[0] = {}; p.inOffset[0] = 0; mgSet(p.inStrides[0], {});\n"
+        "p.out = {}; p.outOffset = 0; mgSet(p.outStrides, {});\n",
+        s.input * gh, intList({s.input, gh}), cx.ptr(n.input(1)), intList({1, s.input}), wt, intList({gh, 1}));
+    phase0.push_back(transpose);
+    const Value* b = n.input(3);
+    init += fmt::format("p.wt[{0}] = reinterpret_cast<const float*>({1}); p.wb[{0}] = {2}; p.input[{0}] = {3};\n", l, wt,
+                        b ? cx.typedPtr("float", b, true) : std::string("nullptr"), s.input);
+  }
+  int hmax = 64;
+  while (hmax < hidden) hmax *= 2;
+  if (hmax > 1024)
+    return unsupported("{}: hidden size {} above the wavefront's 1024", layers[0]->describe(), hidden);
+  const int threads = std::min(hmax, kMaxRecurrentThreads);
+  const int smem = 8 * hmax * 4;  // mgk::recurrentWavefrontSmemBytes
+  const int64_t blocks = static_cast<int64_t>(layers.size()) * batch;
+  const int64_t fit = coResidentBlocks(threads, smem, device);
+  if (blocks > fit)
+    return unsupported("{}: a wavefront of {} blocks ({} threads, {} B shared memory) does not fit on {} at once ({})",
+                       layers[0]->describe(), blocks, threads, smem, device.name, fit);
+  const std::string flags = cx.scratch(blocks * 4);
+  init += fmt::format("p.flags = reinterpret_cast<unsigned*>({});\n", flags);
+  const std::string args = fmt::format("{}, {}", hmax, threads);
+
+  GpuItem reset;
+  reset.paramsType = "mgk::RecurrentWavefrontParams";
+  reset.program = "mgk::wavefrontResetBlock<" + args + ">";
+  reset.blocks = "mgk::wavefrontResetBlocks<" + args + ">";
+  reset.smem = "mgk::wavefrontResetSmemBytes<" + args + ">";
+  reset.threads = 64;
+  reset.tile = "progress flags reset";
+  reset.init = init;
+  phase0.push_back(reset);
+
+  GpuItem wave;
+  wave.paramsType = "mgk::RecurrentWavefrontParams";
+  wave.program = "mgk::recurrentWavefrontBlock<" + args + ">";
+  wave.blocks = "mgk::recurrentWavefrontBlocks<" + args + ">";
+  wave.smem = "mgk::recurrentWavefrontSmemBytes<" + args + ">";
+  wave.threads = threads;
+  wave.syncs = true;
+  wave.coResident = true;
+  wave.phase = 1;
+  wave.tile = fmt::format("wavefront of {} layers, hidden<={} t{}", layers.size(), hmax, threads);
+  wave.init = init;
+  phase0.push_back(wave);
+  return phase0;
 }
 
 }  // namespace gpu

@@ -207,6 +207,13 @@ class BlockRunner {
     return w.result[lane];
   }
 
+  // Ends the block from inside one of its threads with an error (a co-resident grid's flag wait
+  // that can never end, mg_emu_grid.h): the block's fibers are abandoned as on a deadlock.
+  [[noreturn]] MG_EMU_NO_TSAN void abandon(Fiber* me, std::string message) {
+    fail(std::move(message));
+    leave(me);
+  }
+
   // Lanes of the caller's warp that exist and have not exited.
   MG_EMU_NO_TSAN uint32_t liveLanes(const Fiber* me) const { return warps_[me->warp].live; }
 

@@ -1,6 +1,17 @@
 // CPU emulation of GPU kernels, layer 4: running a grid on a pool of OS threads, launch-time
 // checks and the runtime's error state.
 //
+// A co-resident grid (mgLaunchCoResident, CUDA's cooperative launch) runs every block at once,
+// each on an OS thread of its own, so that blocks can wait on progress flags that other blocks
+// publish (mgFlagWait / mgFlagPublish; the wavefront of stacked recurrent layers). A wait blocks
+// its OS thread, i.e. its whole block, until the flag reaches the value. Deadlocks are reported,
+// never hung on: each publish starts a new epoch; a waiter whose flag is still short counts itself
+// stuck once per epoch, and when every live block is stuck in the same epoch no running block is
+// left to publish, so the launch fails naming the waits. A wait outside such a launch fails the
+// block at once (blocks of a plain grid run one after another here, so a wait on a later block
+// would never end). The launch is refused, as CUDA refuses it, when the grid does not fit on the
+// device at once (coResidentCapacity: sm_90's per-SM limits times 132 SMs, the H200).
+//
 // The blocks of a grid are handed out in linear order (x fastest; MG_EMU_ORDER=reverse or
 // random[:SEED] reverses or shuffles it, and a block's threads with it) through an atomic counter to
 // a pool of OS threads: MG_EMU_THREADS of them (default: every core), the launching thread
@@ -52,6 +63,7 @@ enum Error : int {
   kErrorInvalidResourceHandle = 400,
   kErrorIllegalState = 401,
   kErrorLaunchFailure = 719,
+  kErrorCooperativeLaunchTooLarge = 720,
   kErrorStreamCaptureUnsupported = 900,
   kErrorStreamCaptureInvalidated = 901,
 };
@@ -65,6 +77,7 @@ inline const char* errorName(Error e) {
     case kErrorInvalidResourceHandle: return "invalid resource handle";
     case kErrorIllegalState: return "operation not permitted in the current state";
     case kErrorLaunchFailure: return "unspecified launch failure";
+    case kErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case kErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case kErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
   }
@@ -304,6 +317,170 @@ struct WorkerState {
 inline WorkerState& workerState() {
   static thread_local WorkerState s;
   return s;
+}
+
+// ---- Co-resident grids.
+constexpr unsigned kCoResidentSms = 132;           // H200 (sm_90)
+constexpr unsigned kSmThreads = 2048, kSmBlocks = 32;
+constexpr size_t kSmShared = 228 << 10, kBlockSharedReserve = 1 << 10;
+
+// Blocks of `threads` threads and `shared` bytes of dynamic shared memory the device holds at once.
+inline uint64_t coResidentCapacity(unsigned threads, size_t shared) {
+  const unsigned warps = (threads + 31) / 32;
+  uint64_t perSm = std::min<uint64_t>(kSmBlocks, kSmThreads / (warps * 32));
+  perSm = std::min<uint64_t>(perSm, kSmShared / (shared + kBlockSharedReserve));
+  return perSm * kCoResidentSms;
+}
+
+struct CoGrid {
+  struct Waiter {
+    const unsigned* flag = nullptr;
+    unsigned target = 0;
+    uint64_t seenEpoch = 0;
+    bool waiting = false;
+    uint3 block{0, 0, 0};
+  };
+  std::mutex m;
+  std::condition_variable cv;
+  uint64_t epoch = 0;
+  uint64_t live = 0, stuck = 0;
+  bool failed = false;
+  std::vector<Waiter> waits;  // by linear block index
+};
+inline thread_local CoGrid* tlsCoGrid = nullptr;
+inline thread_local uint64_t tlsCoBlock = 0;
+
+inline std::string coDeadlockMessage(const CoGrid& g) {
+  std::string s = "deadlock: every live block of the co-resident grid waits on a progress flag that "
+                  "no running block can publish:";
+  int shown = 0, waiting = 0;
+  for (const CoGrid::Waiter& w : g.waits) {
+    if (!w.waiting) continue;
+    ++waiting;
+    if (shown++ >= 4) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " block (%u,%u,%u) waits for the flag at %p to reach %u (it holds %u);",
+                  w.block.x, w.block.y, w.block.z, static_cast<const void*>(w.flag), w.target,
+                  __atomic_load_n(w.flag, __ATOMIC_ACQUIRE));
+    s += buf;
+  }
+  s += " " + std::to_string(waiting) + " block(s) waiting";
+  return s;
+}
+
+// The device side of progress flags: entry points (MG_EMU_API, mg_gpu_emu.h).
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_API void flagPublish(unsigned* flag, unsigned value) {
+  __atomic_store_n(flag, value, __ATOMIC_SEQ_CST);
+  CoGrid* g = tlsCoGrid;
+  if (!g) return;
+  std::lock_guard<std::mutex> l(g->m);
+  ++g->epoch;
+  g->stuck = 0;
+  g->cv.notify_all();
+}
+MG_EMU_API void flagWait(const unsigned* flag, unsigned value) {
+  Fiber* me = tlsFiber;
+  if (!me || tlsPlainOnFibers) {
+    if (!tlsPlainMisuse) tlsPlainMisuse = "mgFlagWait";
+    if (!me) return;
+  }
+  CoGrid* g = tlsCoGrid;
+  if (!g)
+    me->runner->abandon(me, "mgFlagWait outside a co-resident launch (mgLaunchCoResident): the blocks "
+                            "of a plain grid are not all resident at once, so the wait may never end");
+  std::string why;
+  {
+    std::unique_lock<std::mutex> l(g->m);
+    CoGrid::Waiter& w = g->waits[tlsCoBlock];
+    w.flag = flag;
+    w.target = value;
+    w.block = blockIdx;
+    for (;;) {
+      if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) >= value) {
+        // Counted stuck in this epoch (the publisher stored the flag but has not yet started the
+        // next epoch): no longer.
+        if (w.waiting && w.seenEpoch == g->epoch) --g->stuck;
+        w.waiting = false;
+        return;
+      }
+      if (g->failed) {
+        why = "stopped: another block of the co-resident grid failed";
+        break;
+      }
+      if (!w.waiting || w.seenEpoch != g->epoch) {
+        w.waiting = true;
+        w.seenEpoch = g->epoch;
+        ++g->stuck;
+      }
+      if (g->stuck >= g->live) {
+        g->failed = true;
+        why = coDeadlockMessage(*g);
+        g->cv.notify_all();
+        break;
+      }
+      g->cv.wait(l);
+    }
+  }
+  me->runner->abandon(me, why);
+}
+#else
+void flagPublish(unsigned* flag, unsigned value);
+void flagWait(const unsigned* flag, unsigned value);
+#endif
+
+// Runs every block of a co-resident grid at once, one OS thread each (the calling one included),
+// started in the configured order. Same contract as runGrid.
+inline Error runGridCoResident(const KernelCall& call, const void* kernel, dim3 grid, dim3 block,
+                               size_t shared, std::string* message) {
+  const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+  const Config& cfg = config();
+  if (!cfg.orderError.empty()) {
+    *message = cfg.orderError;
+    return kErrorLaunchFailure;
+  }
+  std::vector<unsigned> blockOrder;
+  orderPermutation(cfg, static_cast<unsigned>(blocks), ~uint64_t{0}, blockOrder);
+  CoGrid g;
+  g.live = blocks;
+  g.waits.resize(blocks);
+  std::string error;
+  auto body = [&](uint64_t b) {
+    WorkerState& ws = workerState();
+    tlsCoGrid = &g;
+    tlsCoBlock = b;
+    blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
+                     unsigned(b / (uint64_t(grid.x) * grid.y))};
+    blockDim = block;
+    gridDim = grid;
+    tlsDynamicShared = ws.dynamicShared(shared);
+    std::string why;
+    tlsPlainMisuse = nullptr;
+    const bool ok = ws.runner.run(call, block, &why, b);
+    tlsDynamicShared = nullptr;
+    tlsCoGrid = nullptr;
+    std::lock_guard<std::mutex> l(g.m);
+    --g.live;
+    if (g.waits[b].waiting && g.waits[b].seenEpoch == g.epoch) --g.stuck;
+    g.waits[b].waiting = false;
+    if (!ok) {
+      g.failed = true;
+      // The block that found the deadlock names it; the others only stopped.
+      const bool stopped = why.rfind("stopped:", 0) == 0;
+      if (error.empty() || (!stopped && error.find("stopped:") != std::string::npos))
+        error = "kernel " + kernelName(kernel) + ", block (" + std::to_string(blockIdx.x) + "," +
+                std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) + "): " + why;
+    }
+    g.cv.notify_all();  // a waiter may now be the last live block, or see the failure
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(blocks - 1);
+  for (uint64_t k = 1; k < blocks; ++k) threads.emplace_back(body, uint64_t(blockOrder[k]));
+  body(blockOrder[0]);
+  for (std::thread& t : threads) t.join();
+  if (error.empty()) return kSuccess;
+  *message = error;
+  return kErrorLaunchFailure;
 }
 
 // Runs every block of a grid; plain: threads as loops (mgLaunchNoSync). On failure returns

@@ -262,6 +262,47 @@ Error launchBound(bool plain, const void* addr, dim3 grid, dim3 block, size_t sh
                   StreamState* s, void (*invoke)(const void*), std::shared_ptr<const void> bound);
 #endif
 
+// A co-resident launch (mgLaunchCoResident): refused when the grid does not fit on the device at
+// once, else every block runs at the same time (runGridCoResident).
+#if MG_EMU_ENTRY_BODIES
+MG_EMU_API Error launchCoResidentBound(const void* addr, dim3 grid, dim3 block, size_t shared,
+                                       StreamState* s, void (*invoke)(const void*),
+                                       std::shared_ptr<const void> bound) {
+  std::string why;
+  if (Error e = validateLaunch(addr, grid, block, shared, &why))
+    return rejectOn(s, e, "kernel " + kernelName(addr) + ": " + why);
+  const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z;
+  const unsigned threads = block.x * block.y * block.z;
+  const uint64_t capacity = coResidentCapacity(threads, shared);
+  if (blocks > capacity)
+    return rejectOn(s, kErrorCooperativeLaunchTooLarge,
+                    "kernel " + kernelName(addr) + ": co-resident launch of " + std::to_string(blocks) +
+                        " blocks of " + std::to_string(threads) + " threads and " + std::to_string(shared) +
+                        " bytes of shared memory; the device holds " + std::to_string(capacity) +
+                        " such blocks at once");
+  return enqueue(s, [bound, invoke, addr, grid, block, shared]() {
+    KernelCall call{invoke, bound.get()};
+    std::string message;
+    Error e = runGridCoResident(call, addr, grid, block, shared, &message);
+    return e == kSuccess ? e : setError(e, message);
+  });
+}
+#else
+Error launchCoResidentBound(const void* addr, dim3 grid, dim3 block, size_t shared, StreamState* s,
+                            void (*invoke)(const void*), std::shared_ptr<const void> bound);
+#endif
+
+template <typename... P, typename... A>
+inline Error launchCoResident(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
+                              StreamState* s, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A),
+                "mgLaunchCoResident: the number of arguments differs from the kernel's parameters");
+  auto bound = std::make_shared<const BoundKernel<P...>>(
+      BoundKernel<P...>{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)});
+  return launchCoResidentBound(reinterpret_cast<const void*>(kernel), grid, block, shared, s,
+                               &BoundKernel<P...>::invoke, std::move(bound));
+}
+
 template <typename... P, typename... A>
 inline Error launch(bool plain, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
                     StreamState* s, A&&... args) {

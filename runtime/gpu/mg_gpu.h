@@ -20,9 +20,12 @@
 //   mgLaunchNoSync(...)  same, plus the code generator's promise that the kernel uses no
 //                        __syncthreads and no warp intrinsic: the emulation then runs a block's
 //                        threads as a plain loop, without fibers (a broken promise is an error).
+//   mgLaunchCoResident(...)  every block resident at once (CUDA/HIP cooperative launch), or
+//                        mgErrorCooperativeLaunchTooLarge: blocks may wait on each other.
 // Device names: MG_WARP_SIZE, MG_DEVICE, MG_HOST_DEVICE, MG_DYNAMIC_SHARED(type, name),
 // mgShfl/mgShflDown/mgShflXor (full-warp shuffles), mgSyncWarp, mg_half with mgHalfToFloat and
-// mgFloatToHalf, and (CUDA and the emulation: MG_HAS_WMMA) the tensor-core fragments as
+// mgFloatToHalf, mgFlagPublish/mgFlagWait/mgLoadCoherent (progress flags between the blocks of
+// a co-resident launch), and (CUDA and the emulation: MG_HAS_WMMA) the tensor-core fragments as
 // namespace mg_wmma (nvcuda::wmma's fragment, fill_fragment, load/store_matrix_sync, mma_sync;
 // emulated in mg_emu_wmma.h). On HIP, CUDA's *_sync warp intrinsics are provided with 32-lane semantics so
 // that kernels written in CUDA syntax compile unchanged.
@@ -76,8 +79,10 @@ constexpr mgError_t mgErrorInvalidConfiguration = MG_RT(ErrorInvalidConfiguratio
 constexpr mgError_t mgErrorLaunchFailure = MG_RT(ErrorLaunchFailure);
 #if defined(MG_GPU_BACKEND_CUDA)
 constexpr mgError_t mgErrorMemoryAllocation = cudaErrorMemoryAllocation;
+constexpr mgError_t mgErrorCooperativeLaunchTooLarge = cudaErrorCooperativeLaunchTooLarge;
 #else
 constexpr mgError_t mgErrorMemoryAllocation = hipErrorOutOfMemory;
+constexpr mgError_t mgErrorCooperativeLaunchTooLarge = hipErrorCooperativeLaunchTooLarge;
 #endif
 
 inline mgError_t mgMalloc(void** p, size_t bytes) { return MG_RT(Malloc)(p, bytes); }
@@ -161,6 +166,22 @@ inline mgError_t mgLaunchNoSync(void (*kernel)(P...), dim3 grid, dim3 block,
                                 size_t dynamicSharedBytes, mgStream_t stream, A&&... args) {
   return mgLaunch(kernel, grid, block, dynamicSharedBytes, stream, std::forward<A>(args)...);
 }
+// Every block resident at once (a cooperative launch), or an error when the grid does not fit:
+// blocks may wait on each other's progress flags (mgFlagWait).
+template <typename... P, typename... A>
+inline mgError_t mgLaunchCoResident(void (*kernel)(P...), dim3 grid, dim3 block,
+                                    size_t dynamicSharedBytes, mgStream_t stream, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A),
+                "mgLaunchCoResident: the number of arguments differs from the kernel's parameters");
+  std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
+  return std::apply(
+      [&](auto&... p) {
+        void* argv[] = {static_cast<void*>(&p)..., nullptr};
+        return MG_RT(LaunchCooperativeKernel)(reinterpret_cast<const void*>(kernel), grid, block,
+                                              argv, (unsigned)dynamicSharedBytes, stream);
+      },
+      params);
+}
 
 #define MG_DEVICE __device__ __forceinline__
 #define MG_HOST_DEVICE __host__ __device__ __forceinline__
@@ -189,6 +210,19 @@ namespace mg_wmma = nvcuda::wmma;
 
 // Warp intrinsics exist only where a device compiler is at work.
 #if defined(__CUDACC__) || defined(__HIP__)
+// Progress flags between the blocks of a co-resident launch (mgLaunchCoResident). The publisher's
+// writes are made visible device-wide before the flag (the fence), the waiter's reads come after
+// it; data another block wrote is read with mgLoadCoherent (volatile: past the incoherent L1).
+MG_DEVICE void mgFlagPublish(unsigned* flag, unsigned value) {
+  __threadfence();
+  atomicExch(flag, value);
+}
+MG_DEVICE void mgFlagWait(const unsigned* flag, unsigned value) {
+  while (*reinterpret_cast<const volatile unsigned*>(flag) < value) {
+  }
+  __threadfence();
+}
+MG_DEVICE float mgLoadCoherent(const float* p) { return *reinterpret_cast<const volatile float*>(p); }
 #if defined(MG_GPU_BACKEND_CUDA)
 template <typename T>
 MG_DEVICE T mgShfl(T v, int srcLane) { return __shfl_sync(0xffffffffu, v, srcLane); }
@@ -313,6 +347,13 @@ inline mgError_t mgLaunchNoSync(void (*kernel)(P...), dim3 grid, dim3 block,
   return mg_emu::launch(true, kernel, grid, block, dynamicSharedBytes, stream,
                         std::forward<A>(args)...);
 }
+template <typename... P, typename... A>
+inline mgError_t mgLaunchCoResident(void (*kernel)(P...), dim3 grid, dim3 block,
+                                    size_t dynamicSharedBytes, mgStream_t stream, A&&... args) {
+  return mg_emu::launchCoResident(kernel, grid, block, dynamicSharedBytes, stream,
+                                  std::forward<A>(args)...);
+}
+constexpr mgError_t mgErrorCooperativeLaunchTooLarge = mg_emu::kErrorCooperativeLaunchTooLarge;
 
 #define MG_DEVICE __device__ __forceinline__
 #define MG_HOST_DEVICE __host__ __device__ __forceinline__
@@ -334,6 +375,15 @@ MG_DEVICE T mgShflDown(T v, unsigned delta) { return __shfl_down_sync(0xffffffff
 template <typename T>
 MG_DEVICE T mgShflXor(T v, int laneMask) { return __shfl_xor_sync(0xffffffffu, v, laneMask); }
 MG_DEVICE void mgSyncWarp() { __syncwarp(); }
+MG_DEVICE void mgFlagPublish(unsigned* flag, unsigned value) {
+  __threadfence();
+  mg_emu::flagPublish(flag, value);
+}
+MG_DEVICE void mgFlagWait(const unsigned* flag, unsigned value) {
+  mg_emu::flagWait(flag, value);
+  __threadfence();
+}
+MG_DEVICE float mgLoadCoherent(const float* p) { return *reinterpret_cast<const volatile float*>(p); }
 
 #endif
 

@@ -186,13 +186,15 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
   }
   // The members of a joint group run as ONE kernel on GPU targets (their blocks interleave), so
   // for lifetimes they are one step: a member's result must not reuse bytes another member still
-  // reads. Consecutive steps of one joint group share the index of the first.
+  // reads. Consecutive steps of one joint group share the index of the first. So do the layers
+  // of a wavefront group (passes/recurrent_wavefront.cpp), which run at the same time: layer l's
+  // results must not take the bytes of layer l-1's input, still read while layer l runs.
   for (size_t i = 1; i < plan.steps.size(); ++i) {
     const Node* a = plan.steps[i - 1];
     const Node* b = plan.steps[i];
     auto git = g.groups().find(b->group());
     if (b->group() >= 0 && a->group() == b->group() && git != g.groups().end() &&
-        git->second.strategy == "joint")
+        (git->second.strategy == "joint" || git->second.strategy == "wavefront"))
       stepIndex[b] = stepIndex[a];
   }
 

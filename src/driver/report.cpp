@@ -67,12 +67,14 @@ const char* clusterColor(const std::string& strategy) {
   if (strategy == "streams") return "#fff1b8";
   if (strategy == "wide") return "#d4f2d4";
   if (strategy == "batch") return "#ffdcc2";
+  if (strategy == "wavefront") return "#e8d4f7";
   return "#eeeeee";
 }
 
 // The passes that form parallel groups: the baseline ("unfused") pipeline leaves them out.
 const std::set<std::string> kParallelPasses = {"wide-merge", "batch-merge", "batch-merge-conv",
-                                               "place-concat-slices", "parallel-co-optimize"};
+                                               "place-concat-slices", "recurrent-wavefront",
+                                               "parallel-co-optimize"};
 
 std::string withoutParallelPasses(const std::string& list) {
   std::string out;

@@ -563,6 +563,67 @@ JointEstimate coTune(const std::vector<const Node*>& members, const DeviceProfil
   return best;
 }
 
+int64_t coResidentBlocks(int threads, int smemBytes, const DeviceProfile& p) {
+  // Registers: the wavefront program's are not measured here; 128 per thread is what ptxas gives
+  // the largest recurrent programs at most (docs/PERFORMANCE.md, kernels.nvcc figures).
+  return static_cast<int64_t>(occupancyFor(threads, 128, smemBytes + 1024, p)) * p.smCount;
+}
+
+WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, const DeviceProfile& p) {
+  WavefrontEstimate w;
+  if (layers.size() < 2) {
+    w.reason = "fewer than two layers";
+    return w;
+  }
+  int64_t batch = -1, hmax = 64;
+  double slowest = 0;
+  for (const Node* n : layers) {
+    OpWork work = opWork(*n);
+    const std::string& kind = n->kind();
+    if ((kind != "LSTM" && kind != "GRU" && kind != "RNN") || work.cls != OpWork::Class::kGemm || work.serialSteps <= 0) {
+      w.reason = n->describe() + " is not a recurrent op with a time loop";
+      return w;
+    }
+    if (work.gemm.batch != 1) {
+      w.reason = n->describe() + ": bidirectional (the backward direction needs the layer below whole)";
+      return w;
+    }
+    if (w.steps && (work.serialSteps != w.steps || work.gemm.m != batch)) {
+      w.reason = n->describe() + ": its steps or batch differ from the layer below";
+      return w;
+    }
+    w.steps = work.serialSteps;
+    batch = work.gemm.m;
+    const int64_t hidden = work.gemm.n / (n->kind() == "LSTM" ? 4 : n->kind() == "GRU" ? 3 : 1);
+    if (hidden > kWavefrontMaxHidden) {
+      w.reason = fmt::format("{}: hidden size {} above the wavefront's {}", n->describe(), hidden,
+                             kWavefrontMaxHidden);
+      return w;
+    }
+    while (hmax < hidden) hmax *= 2;
+    KernelEstimate e = bestKernel(*n, p);
+    if (!e.valid) {
+      w.reason = n->describe() + ": no kernel estimate";
+      return w;
+    }
+    w.sequentialUs += e.latencyUs;
+    slowest = std::max(slowest, (e.latencyUs - e.launchUs) / static_cast<double>(w.steps));
+  }
+  w.threads = static_cast<int>(std::min<int64_t>(hmax, 256));
+  w.smemBytes = static_cast<int>(8 * hmax * 4);
+  w.blocks = static_cast<int64_t>(layers.size()) * batch;
+  w.capacity = p.isGpu() ? coResidentBlocks(w.threads, w.smemBytes, p) : p.smCount;
+  if (w.blocks > w.capacity) {
+    w.reason = fmt::format("{} blocks of {} threads and {} B shared memory; {} fit on {} at once",
+                           w.blocks, w.threads, w.smemBytes, w.capacity, p.name);
+    return w;
+  }
+  w.stepUs = slowest + kWavefrontHandshakeUs;
+  w.latencyUs = p.launchOverheadUs + static_cast<double>(w.steps + static_cast<int64_t>(layers.size()) - 1) * w.stepUs;
+  w.valid = true;
+  return w;
+}
+
 double sequentialLatency(const std::vector<const Node*>& members, const DeviceProfile& p) {
   double total = 0;
   for (const Node* n : members) total += bestKernel(*n, p).latencyUs;

@@ -459,4 +459,66 @@ TEST(GpuEmu, FreshDeviceMemoryIsPoisoned) {
   EXPECT_EQ(mgFree(p), mgSuccess);
 }
 
+// Progress flags between co-resident blocks (mgLaunchCoResident): a pipeline of 6 blocks over 40
+// steps, each block waiting on its predecessor, matches the sequential recurrence; whatever the
+// thread and block order (the MG_EMU_ORDER runs of this test) and however few OS threads the pool
+// has (every block gets its own), it neither hangs nor differs.
+TEST(GpuEmu, CoResidentBlocksWaitOnProgressFlags) {
+  const int blocks = 6, steps = 40;
+  std::vector<float> out;
+  ASSERT_EQ(runFlagPipeline(blocks, steps, false, true, out), mgSuccess) << lastErrorText(mgGetLastError());
+  std::vector<float> ref(blocks * steps);
+  for (int k = 0; k < blocks; ++k) {
+    float carry = 0.f;
+    for (int s = 0; s < steps; ++s) {
+      const float in = k > 0 ? ref[(k - 1) * steps + s] : 1.f;
+      carry = carry * 0.5f + in * 2.f + float(k + s);
+      ref[k * steps + s] = carry;
+    }
+  }
+  EXPECT_EQ(out, ref);
+  const int pool = mg_emu::threadCount();
+  mg_emu::setThreadCount(1);
+  std::vector<float> one;
+  EXPECT_EQ(runFlagPipeline(blocks, steps, false, true, one), mgSuccess);
+  mg_emu::setThreadCount(pool);
+  EXPECT_EQ(one, ref);
+}
+
+// A cycle of waits (every block waits on the next one's flag) can never progress: the launch
+// fails with a deadlock message naming the waits instead of hanging. A wait in a plain launch is
+// refused (its blocks are not all resident), and a grid larger than the device holds is refused
+// as CUDA refuses a cooperative launch.
+TEST(GpuEmu, ProgressFlagDeadlockIsReportedNotHung) {
+  std::vector<float> out;
+  mgError_t e = runFlagPipeline(4, 5, true, true, out);
+  ASSERT_EQ(e, mgErrorLaunchFailure);
+  std::string msg = lastErrorText(e);
+  EXPECT_NE(msg.find("deadlock: every live block of the co-resident grid waits on a progress flag"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("flagPipeline"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("to reach 1 (it holds 0)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("4 block(s) waiting"), std::string::npos) << msg;
+  mgGetLastError();
+  EXPECT_EQ(mgDeviceSynchronize(), mgErrorLaunchFailure);
+
+  e = runFlagPipeline(4, 5, false, false, out);
+  ASSERT_EQ(e, mgErrorLaunchFailure);
+  msg = lastErrorText(e);
+  EXPECT_NE(msg.find("mgFlagWait outside a co-resident launch"), std::string::npos) << msg;
+  mgGetLastError();
+  mgDeviceSynchronize();
+
+  // 64-thread blocks: 32 per SM, 132 SMs.
+  EXPECT_EQ(mg_emu::coResidentCapacity(64, 0), 32u * 132u);
+  e = runFlagPipeline(32 * 132 + 1, 1, false, true, out);
+  ASSERT_EQ(e, mgErrorCooperativeLaunchTooLarge);
+  msg = lastErrorText(e);
+  EXPECT_NE(msg.find("the device holds 4224 such blocks at once"), std::string::npos) << msg;
+  mgGetLastError();
+  mgDeviceSynchronize();
+  // Usable afterwards.
+  ASSERT_EQ(runFlagPipeline(3, 4, false, true, out), mgSuccess);
+}
+
 }  // namespace

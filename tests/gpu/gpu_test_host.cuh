@@ -285,3 +285,19 @@ inline mgError_t runGraph(std::vector<float>& x, std::vector<float>& out, std::v
   MGT_TRY(mgStreamDestroy(a));
   return mgStreamDestroy(b);
 }
+
+// flagPipeline on `blocks` co-resident blocks of 64 threads (coResident false: a plain launch).
+inline mgError_t runFlagPipeline(int blocks, int steps, bool broken, bool coResident, std::vector<float>& out) {
+  DeviceBuffer<float> d(size_t(blocks) * steps);
+  DeviceBuffer<unsigned> flags(blocks);
+  MGT_TRY(d.status());
+  MGT_TRY(flags.status());
+  MGT_TRY(mgMemsetAsync(flags.get(), 0, blocks * sizeof(unsigned), nullptr));
+  if (coResident)
+    MGT_TRY(mgLaunchCoResident(flagPipeline, dim3(blocks), dim3(64), 0, nullptr, d.get(), flags.get(), steps,
+                               broken ? 1 : 0));
+  else
+    MGT_TRY(mgLaunch(flagPipeline, dim3(blocks), dim3(64), 0, nullptr, d.get(), flags.get(), steps, broken ? 1 : 0));
+  MGT_TRY(d.download(out, nullptr));
+  return mgStreamSynchronize(nullptr);
+}

@@ -241,3 +241,28 @@ __global__ void portableWarpSum(const float* __restrict__ x, float* __restrict__
   out[2 * i] = first;
   out[2 * i + 1] = down;
 }
+
+// A pipeline of blocks over progress flags (mgLaunchCoResident; the shape of the stacked
+// recurrent wavefront): block k's step s reads block k-1's value of step s, which block k-1
+// publishes by raising flags[k-1] to s+1 after writing it. out[k][s] = out[k-1][s] * 2 + k + s,
+// each step after the block's previous one (a running value carried in shared memory).
+// broken: block k waits for flags[(k+1) % blocks] instead (a later block; the last one waits for
+// block 0): a cycle in which no block can ever publish, which must be reported as a deadlock.
+__global__ void flagPipeline(float* out, unsigned* flags, int steps, int broken) {
+  __shared__ float carry;
+  const int k = blockIdx.x;
+  if (threadIdx.x == 0) carry = 0.f;
+  __syncthreads();
+  for (int s = 0; s < steps; ++s) {
+    const int src = broken ? (k + 1) % int(gridDim.x) : k - 1;
+    if (src >= 0 && threadIdx.x == 0) mgFlagWait(&flags[src], unsigned(s + 1));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const float in = src >= 0 ? mgLoadCoherent(&out[src * steps + s]) : 1.f;
+      carry = carry * 0.5f + in * 2.f + float(k + s);
+      out[k * steps + s] = carry;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) mgFlagPublish(&flags[k], unsigned(s + 1));
+  }
+}

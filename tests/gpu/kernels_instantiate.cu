@@ -64,6 +64,17 @@ __global__ void __launch_bounds__(256) jointRecurrentK(mgk::RecurrentParams a, m
   else
     mgk::recurrentBlock<512, 256>(c, b - b1, smem);
 }
+// The wavefront of stacked recurrent layers (a co-resident launch with progress flags) and its
+// flag reset, as codegen/gpu/lower_recurrent.cpp emits them.
+template <int HM, int T>
+__global__ void __launch_bounds__(T) wavefrontK(mgk::RecurrentWavefrontParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::recurrentWavefrontBlock<HM, T>(p, blockIdx.x, smem);
+}
+__global__ void __launch_bounds__(256) wavefrontResetK(mgk::RecurrentWavefrontParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::wavefrontResetBlock<1024, 256>(p, blockIdx.x, smem);
+}
 // A functor with parameters, passed as an object.
 __global__ void __launch_bounds__(256) mapLeakyK(mgk::MapParams p, float alpha) {
   MG_DYNAMIC_SHARED(char, smem);
@@ -141,7 +152,8 @@ void* const kAllKernels[] = {
     MG_MAP(mgk::Where<float>) MG_MAP(mgk::Where<int64_t>) MG_MAP(mgk::Where<uint8_t>)
     MG_MAP(CastF2I) MG_MAP(CastI2F) MG_MAP(CastF2B)
     MG_MAP(mgk::BatchNormInference) MG_MAP(mgk::ActF)
-    (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
+    (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK,
+    (void*)&wavefrontK<64, 64>, (void*)&wavefrontK<1024, 256>, (void*)&wavefrontResetK};
 #endif
 
 // Host-side use of the Blocks / SmemBytes functions (the generator's package calls them when a

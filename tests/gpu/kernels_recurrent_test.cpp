@@ -6,6 +6,7 @@
 // (and not a multiple of the warp) under the strict barrier check, hidden sizes that are not
 // powers of two, and sequence lengths from 0 to seq.
 #include <algorithm>
+#include <deque>
 
 #include "kernels_test_util.h"
 
@@ -239,6 +240,174 @@ TEST(RecurrentKernel, RnnEveryActivationFunction) {
     c.acts = {acts[i], acts[i + 1]};
     run<64, 64>(c);
   }
+}
+
+// The wavefront of stacked layers (recurrentWavefrontBlock, one co-resident launch with progress
+// flags) against the same layers run one after another by the programs above (phase 0 and the
+// time loop per layer, layer l's X being layer l-1's Y): same Y, Y_h, Y_c for every layer (the
+// input gates of layers above the first are summed in another order, so up to rounding).
+template <int HMAX, int T>
+__global__ void wavefrontKernel(mgk::RecurrentWavefrontParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::recurrentWavefrontBlock<HMAX, T>(p, blockIdx.x, smem);
+}
+template <int HMAX, int T>
+__global__ void wavefrontResetKernel(mgk::RecurrentWavefrontParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::wavefrontResetBlock<HMAX, T>(p, blockIdx.x, smem);
+}
+
+struct StackCase {
+  int cell = mgk::kRnnLstm;
+  int layers = 2;
+  bool reverse = false, lbr = false, states = false, layout1 = false;
+  int64_t seq = 9, batch = 2, input = 11, hidden = 37;
+  int blockThreads = 96;
+};
+
+template <int HMAX, int T>
+void runStack(const StackCase& c) {
+  std::mt19937 rng(99 + c.layers * 13 + int(c.hidden));
+  const int G = c.cell == mgk::kRnnLstm ? 4 : c.cell == mgk::kRnnGru ? 3 : 1;
+  const int64_t S = c.seq, B = c.batch, H = c.hidden, GH = G * H;
+  const float scale = 1.f / std::sqrt(float(H));
+  struct Layer {
+    int64_t in;
+    std::vector<float> w, r, bias, h0, c0;
+  };
+  std::vector<Layer> L(c.layers);
+  for (int l = 0; l < c.layers; ++l) {
+    L[l].in = l == 0 ? c.input : H;
+    L[l].w = kt::randomVec(GH * L[l].in, rng, -scale, scale);
+    L[l].r = kt::randomVec(GH * H, rng, -scale, scale);
+    L[l].bias = kt::randomVec(2 * GH, rng);
+    L[l].h0 = kt::randomVec(B * H, rng);
+    L[l].c0 = kt::randomVec(B * H, rng);
+  }
+  std::vector<float> x = kt::randomVec(S * B * c.input, rng);
+  auto params = [&](int l, const float* gx, const float* rt, const float* bias, const float* h0, const float* c0,
+                    float* y, float* yh, float* yc) {
+    mgk::RecurrentParams p{};
+    p.cell = c.cell, p.dirs = 1, p.reverse = c.reverse, p.linearBeforeReset = c.lbr, p.inputForget = 0;
+    p.seq = S, p.batch = B, p.hidden = H;
+    p.gx = gx, p.gxDir = S * B * GH, p.gxRowT = c.layout1 ? 1 : B, p.gxRowB = c.layout1 ? S : 1;
+    p.rt = rt, p.rb = bias + GH, p.rbDir = 2 * GH, p.peep = nullptr;
+    p.h0 = c.states ? h0 : nullptr, p.c0 = c.states && G == 4 ? c0 : nullptr;
+    p.y = y, p.yh = yh, p.yc = G == 4 ? yc : nullptr;
+    p.yT = c.layout1 ? H : B * H, p.yD = c.layout1 ? H : B * H, p.yB = c.layout1 ? S * H : H;
+    p.stateD = B * H, p.stateB = H;
+    for (int d = 0; d < 2; ++d)
+      for (int i = 0; i < 3; ++i) {
+        p.act[d][i] = G == 1 ? mgk::kActTanh : (i == 0 ? mgk::kActSigmoid : mgk::kActTanh);
+        p.actAlpha[d][i] = p.actBeta[d][i] = 0.f;
+      }
+    p.clip = INFINITY;
+    (void)l;
+    return p;
+  };
+  auto phase0 = [&](const float* xin, int64_t in, const float* w, const float* bias, const float* r, float* gx,
+                    float* rt) {
+    mgk::GemmParams g{};
+    g.batch = 1, g.M = S * B, g.N = GH, g.K = in;
+    g.A = xin, g.aBatch = 0, g.aM = in, g.aK = 1;
+    g.B = w, g.bBatch = GH * in, g.bK = 1, g.bN = in;
+    g.C = bias, g.cBatch = 2 * GH, g.cM = 0, g.cN = 1, g.beta = 1.f;
+    g.alpha = 1.f, g.Y = gx, g.yBatch = S * B * GH, g.yM = GH, g.yN = 1;
+    mgk::MapParams m{};
+    m.n = H * GH, m.rank = 3, m.nin = 1;
+    const int64_t dims[3] = {1, H, GH}, ins[3] = {GH * H, 1, H}, outs[3] = {H * GH, GH, 1};
+    for (int i = 0; i < 3; ++i) m.dims[i] = dims[i], m.inStrides[0][i] = ins[i], m.outStrides[i] = outs[i];
+    m.in[0] = r, m.out = rt;
+    const int64_t gb = mgk::gemmBlocks<64, 64, 128>(g);
+    kt::launch(phase0Kernel, gb + mgk::mapBlocks<mgk::Copy<float>, 4, 256>(m), 256,
+               std::max(mgk::gemmSmemBytes<64, 64, 128>(), mgk::mapSmemBytes<mgk::Copy<float>, 4, 256>()), g, m,
+               gb);
+  };
+
+  // One layer after another.
+  std::deque<kt::Dev<float>> dw, dr, db, dh0, dc0;
+  for (int l = 0; l < c.layers; ++l) {
+    dw.emplace_back(L[l].w), dr.emplace_back(L[l].r), db.emplace_back(L[l].bias);
+    dh0.emplace_back(L[l].h0), dc0.emplace_back(L[l].c0);
+  }
+  kt::Dev<float> dx(x);
+  std::vector<std::vector<float>> refY, refYh, refYc;
+  {
+    std::deque<kt::Dev<float>> ys;
+    for (int l = 0; l < c.layers; ++l) {
+      ys.emplace_back(S * B * H);
+      kt::Dev<float> gx(S * B * GH), rt(H * GH), yh(B * H), yc(B * H);
+      phase0(l == 0 ? dx.get() : ys[l - 1].get(), L[l].in, dw[l].get(), db[l].get(), dr[l].get(), gx.get(), rt.get());
+      mgk::RecurrentParams p =
+          params(l, gx.get(), rt.get(), db[l].get(), dh0[l].get(), dc0[l].get(), ys[l].get(), yh.get(), yc.get());
+      kt::launch(loopKernel<HMAX, T>, mgk::recurrentBlocks<HMAX, T>(p), c.blockThreads,
+                 mgk::recurrentSmemBytes<HMAX, T>(), p);
+      refY.push_back(ys[l].host()), refYh.push_back(yh.host()), refYc.push_back(yc.host());
+    }
+  }
+
+  // The wavefront: layer 0's projection and every R transposed as before; W^T of the layers
+  // above, then the flags reset and the co-resident launch.
+  mgk::RecurrentWavefrontParams wp{};
+  wp.layers = c.layers;
+  std::deque<kt::Dev<float>> ys, yhs, ycs, rts, wts;
+  kt::Dev<float> gx0(S * B * GH), unusedGx(S * B * GH);
+  kt::Dev<unsigned> flags(c.layers * B);
+  for (int l = 0; l < c.layers; ++l) {
+    ys.emplace_back(S * B * H), yhs.emplace_back(B * H), ycs.emplace_back(B * H), rts.emplace_back(H * GH);
+    std::vector<float> wt(L[l].in * GH);
+    for (int64_t q = 0; q < GH; ++q)
+      for (int64_t k = 0; k < L[l].in; ++k) wt[k * GH + q] = L[l].w[q * L[l].in + k];
+    wts.emplace_back(wt);
+  }
+  for (int l = 0; l < c.layers; ++l) {
+    phase0(l == 0 ? dx.get() : ys[l - 1].get(), L[l].in, dw[l].get(), db[l].get(), dr[l].get(),
+           l == 0 ? gx0.get() : unusedGx.get(), rts[l].get());
+    wp.layer[l] = params(l, l == 0 ? gx0.get() : nullptr, rts[l].get(), db[l].get(), dh0[l].get(), dc0[l].get(),
+                         ys[l].get(), yhs[l].get(), ycs[l].get());
+    wp.wt[l] = l == 0 ? nullptr : wts[l].get();
+    wp.wb[l] = l == 0 ? nullptr : db[l].get();
+    wp.input[l] = L[l].in;
+  }
+  // The layer outputs are poisoned again, so that the wavefront must write what it reads.
+  for (int l = 0; l < c.layers; ++l) ASSERT_EQ(mgMemsetAsync(ys[l].get(), 0xff, S * B * H * 4, nullptr), mgSuccess);
+  ASSERT_EQ(mgMemsetAsync(flags.get(), 0xff, c.layers * B * 4, nullptr), mgSuccess);
+  wp.flags = flags.get();
+  kt::launch(wavefrontResetKernel<HMAX, T>, 1, 64, 0, wp);
+  mg_emu::config().strictSync = true;
+  mgError_t e = mgLaunchCoResident(wavefrontKernel<HMAX, T>, dim3(unsigned(mgk::recurrentWavefrontBlocks<HMAX, T>(wp))),
+                                   dim3(unsigned(c.blockThreads)), size_t(mgk::recurrentWavefrontSmemBytes<HMAX, T>()),
+                                   mgStream_t(nullptr), wp);
+  ASSERT_EQ(e, mgSuccess) << mgGetErrorString(e);
+  ASSERT_EQ(e = mgDeviceSynchronize(), mgSuccess) << mgGetErrorString(e);
+  auto asDouble = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  for (int l = 0; l < c.layers; ++l) {
+    const double tol = 1e-5 * double(H + L[l].in + 8);
+    EXPECT_TRUE(kt::near(ys[l].host(), asDouble(refY[l]), tol)) << "Y of layer " << l;
+    EXPECT_TRUE(kt::near(yhs[l].host(), asDouble(refYh[l]), tol)) << "Y_h of layer " << l;
+    if (G == 4) EXPECT_TRUE(kt::near(ycs[l].host(), asDouble(refYc[l]), tol)) << "Y_c of layer " << l;
+  }
+}
+
+TEST(RecurrentKernel, WavefrontTwoLstmLayers) {
+  StackCase c;
+  runStack<64, 64>(c);
+}
+
+TEST(RecurrentKernel, WavefrontThreeGruLayersReverseWithStates) {
+  StackCase c;
+  c.cell = mgk::kRnnGru, c.layers = 3, c.reverse = true, c.states = true, c.hidden = 70, c.batch = 3;
+  c.blockThreads = 160;
+  runStack<128, 128>(c);
+}
+
+TEST(RecurrentKernel, WavefrontFourLayersLayout1LinearBeforeReset) {
+  StackCase c;
+  c.cell = mgk::kRnnGru, c.lbr = true, c.layers = 4, c.layout1 = true, c.seq = 6, c.states = true;
+  runStack<64, 64>(c);
+  StackCase r;
+  r.cell = mgk::kRnnPlain, r.layers = 2, r.hidden = 20;
+  runStack<64, 64>(r);
 }
 
 }  // namespace

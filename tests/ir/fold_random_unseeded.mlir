@@ -1,4 +1,4 @@
-// RUN: magneto-opt %s --passes=canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,wide-merge,batch-merge,batch-merge-conv,fuse-elementwise,dce,place-concat-slices,parallel-co-optimize | FileCheck %s
+// RUN: magneto-opt %s --passes=canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,wide-merge,batch-merge,batch-merge-conv,fuse-elementwise,dce,place-concat-slices,recurrent-wavefront,parallel-co-optimize | FileCheck %s
 
 // Two unseeded RandomUniform nodes with equal attributes are two draws, not one value: the
 // default CPU pipeline neither folds them (kNoFold, src/ops/random_ops.cpp) nor merges them, so

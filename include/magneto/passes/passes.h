@@ -48,6 +48,9 @@ std::unique_ptr<Pass> makeBatchMergeConvPass();
 // elides the Concat; nothing when ctx.parallelOpt is off.
 Expected<bool> placeConcatSlices(Graph& g);
 std::unique_ptr<Pass> makePlaceConcatSlicesPass();
+// passes/recurrent_wavefront.cpp: stacked unidirectional recurrent layers -> one "wavefront"
+// group (GPU devices, on the cost model of ctx.device); nothing when ctx.parallelOpt is off.
+std::unique_ptr<Pass> makeRecurrentWavefrontPass();
 std::unique_ptr<Pass> makePrintParallelGroupsPass();
 std::unique_ptr<Pass> makeFoldPass();
 // passes/parallel_co_optimize.cpp (plain function: include/magneto/passes/parallel_co_optimize.h)

@@ -138,6 +138,28 @@ JointEstimate estimateJoint(const std::vector<const Node*>& members, const Devic
 JointEstimate coTune(const std::vector<const Node*>& members, const DeviceProfile& p);
 constexpr int64_t kMaxExhaustiveCombinations = 4096;
 
+// Stacked recurrent layers run as one wavefront (a co-resident launch with progress flags: layer
+// l step t beside layer l-1 step t+1; runtime/gpu/kernels/mg_recurrent.cuh). Each layer's step
+// costs what its best kernel costs per step (the op's model already prices a step as the gates of
+// [x_t, h_{t-1}], the input product included), plus kWavefrontHandshakeUs for the flag between
+// neighbouring layers; the wavefront takes seq + layers - 1 steps of the slowest layer, in one
+// launch. Invalid (with a reason) when the layers do not run as one (not a recurrent op, steps
+// or batch differing) or the launch of layers*batch blocks does not fit on the device at once.
+struct WavefrontEstimate {
+  bool valid = false;
+  std::string reason;
+  int64_t steps = 0, blocks = 0, capacity = 0;  // blocks: layers*batch; capacity: co-resident
+  int threads = 0, smemBytes = 0;
+  double stepUs = 0;        // the slowest layer's step, handshake included
+  double sequentialUs = 0;  // each layer's best kernel, one after another
+  double latencyUs = 0;     // launch + (steps + layers - 1) * stepUs
+};
+constexpr double kWavefrontHandshakeUs = 0.8;  // a flag through L2 to another SM and back
+constexpr int kWavefrontMaxHidden = 1024;      // shared memory 8*HMAX floats: 32 KiB
+WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, const DeviceProfile& p);
+// Blocks of `threads` threads and `smemBytes` of shared memory the device holds at once.
+int64_t coResidentBlocks(int threads, int smemBytes, const DeviceProfile& p);
+
 // No fusion: one launch per member, each with its best tile, one after another.
 double sequentialLatency(const std::vector<const Node*>& members, const DeviceProfile& p);
 // Each member's best kernel on its own stream: the bodies overlap (max when all blocks fit in one

@@ -187,4 +187,17 @@ struct RecurrentParams {
   float clip;                 // activations' inputs are clamped to [-clip, clip]; INFINITY: none
 };
 
+// Stacked unidirectional layers run as one wavefront (mg_recurrent.cuh, recurrentWavefrontBlock):
+// every layer's RecurrentParams (dirs 1, no sequence_lens; layer 0's gx from its projection, the
+// others' gx unused), W^T and Wb of the layers above the first, and the progress flags.
+constexpr int kMaxWavefrontLayers = 4;
+struct RecurrentWavefrontParams {
+  int32_t layers;
+  RecurrentParams layer[kMaxWavefrontLayers];
+  const float* wt[kMaxWavefrontLayers];  // layers >= 1: W transposed, [input][G*hidden]
+  const float* wb[kMaxWavefrontLayers];  // layers >= 1: Wb [G*hidden], or null
+  int64_t input[kMaxWavefrontLayers];    // layers >= 1: input size (the hidden size below)
+  unsigned* flags;                       // [layers][batch]: steps whose Y is written
+};
+
 }  // namespace mgk

@@ -99,21 +99,32 @@ MG_DEVICE void rnnMatVec(const float* rt, int64_t gh, int64_t h, int g0, const f
   }
 }
 
-template <int HMAX, int THREADS>
-MGK_PROGRAM void recurrentBlock(const RecurrentParams& p, int64_t block, char* smem) {
+// Where a step's input gates (W x_t + Wb, G*hidden values) come from: gx of phase 0.
+struct RnnGxFromMemory {
+  const float* gxd;
+  int64_t rowT, rowB, gh;
+  // Every thread calls it once per step, before the matvec (it may hold barriers).
+  MG_DEVICE const float* step(int64_t /*s*/, int64_t tt, int64_t b) const {
+    return gxd + (tt * rowT + b * rowB) * gh;
+  }
+  // Every thread calls it after the step's closing barrier.
+  MG_DEVICE void done(int64_t /*s*/) const {}
+};
+
+// The time loop of direction d, batch row b (one block), its step inputs from `in`.
+template <int HMAX, int THREADS, typename In>
+MG_DEVICE void recurrentRun(const RecurrentParams& p, int64_t d, int64_t b, char* smem, const In& in) {
   constexpr int U = RecurrentTile<HMAX, THREADS>::kUnits;
   float* hs = reinterpret_cast<float*>(smem);  // [2][HMAX]: h_{t-1} and h_t, alternating
   float* rh = hs + 2 * HMAX;                    // GRU: r . h_{t-1}
   const int t = int(threadIdx.x);
   const bool active = t < THREADS;
-  const int64_t d = block / p.batch, b = block - d * p.batch;
   const int64_t h = p.hidden;
   const int gates = p.cell == kRnnLstm ? 4 : p.cell == kRnnGru ? 3 : 1;
   const int64_t gh = gates * h;
   const bool backwards = d == 1 || p.reverse != 0;
   int64_t len = p.lens32 ? int64_t(p.lens32[b]) : p.lens64 ? p.lens64[b] : p.seq;
   len = len < 0 ? 0 : (len > p.seq ? p.seq : len);
-  const float* gxd = p.gx + d * p.gxDir;
   const float* rtd = p.rt + d * h * gh;
   const float* rb = p.rb ? p.rb + d * p.rbDir : nullptr;
   const float* peep = p.peep ? p.peep + d * 3 * h : nullptr;
@@ -148,7 +159,7 @@ MGK_PROGRAM void recurrentBlock(const RecurrentParams& p, int64_t block, char* s
   MGK_NO_UNROLL
   for (int64_t s = 0; s < len; ++s) {
     const int64_t tt = backwards ? len - 1 - s : s;
-    const float* x = gxd + (tt * p.gxRowT + b * p.gxRowB) * gh;  // W x_t + Wb
+    const float* x = in.step(s, tt, b);  // W x_t + Wb
     const float* hp = hs + cur * HMAX;
     float* hn = hs + (cur ^ 1) * HMAX;
     float* yt = p.y ? p.y + tt * p.yT + d * p.yD + b * p.yB : nullptr;
@@ -231,6 +242,7 @@ MGK_PROGRAM void recurrentBlock(const RecurrentParams& p, int64_t block, char* s
       }
     }
     __syncthreads();  // h_t complete before the next step reads it
+    in.done(s);
     cur ^= 1;
   }
 
@@ -241,6 +253,117 @@ MGK_PROGRAM void recurrentBlock(const RecurrentParams& p, int64_t block, char* s
     if (j >= h) continue;
     if (p.yh) p.yh[state + j] = hs[cur * HMAX + j];
     if (p.yc) p.yc[state + j] = c[u];
+  }
+}
+
+template <int HMAX, int THREADS>
+MGK_PROGRAM void recurrentBlock(const RecurrentParams& p, int64_t block, char* smem) {
+  const int64_t d = block / p.batch, b = block - d * p.batch;
+  const int64_t gh = (p.cell == kRnnLstm ? 4 : p.cell == kRnnGru ? 3 : 1) * p.hidden;
+  recurrentRun<HMAX, THREADS>(p, d, b, smem, RnnGxFromMemory{p.gx + d * p.gxDir, p.gxRowT, p.gxRowB, gh});
+}
+
+// ---- The wavefront of stacked layers (RecurrentWavefrontParams; one co-resident launch,
+// mgLaunchCoResident): block l*batch + b runs layer l's sequence of batch row b, so layer l step t
+// runs beside layer l-1 step t+1 instead of after all of layer l-1.
+//   layer 0:   its gates' input from gx (phase 0's batched projection), as recurrentBlock;
+//   layer l>0: waits until flags[l-1][b] >= s+1 (layer l-1 has written Y at this step's time),
+//              reads that Y row (mgLoadCoherent: another block wrote it), and computes its own
+//              input gates W_l y + Wb_l in shared memory (wt: W_l transposed, a coalesced matvec);
+//   every layer below the top, after its step's closing barrier: its writers' fence, a barrier,
+//              then one thread publishes flags[l][b] = s+1.
+// Why it is correct: the layers run the same cell code as recurrentBlock on the same inputs; layer
+// l reads Y_{l-1}[t] only after the flag says it is complete (each writer fenced before the
+// barrier that precedes the publish; the reader's wait fences after seeing it), and Y_{l-1} is
+// never written again. Waits go only downwards (layer l waits on l-1), so there is no cycle, and
+// the launch is co-resident (all layers*batch blocks at once), so the waited-for block runs. The
+// flags must be zero when the launch starts (wavefrontResetBlock, a launch before it).
+// Shared memory: h_{t-1}, h_t, r . h_{t-1} (3*HMAX floats), the input row (HMAX), the input gates
+// (4*HMAX): HMAX bounds every layer's hidden size and input size above layer 0.
+template <int HMAX, int THREADS>
+__host__ __device__ constexpr int recurrentWavefrontSmemBytes() {
+  return 8 * HMAX * int(sizeof(float));
+}
+template <int HMAX, int THREADS>
+__host__ __device__ int64_t recurrentWavefrontBlocks(const RecurrentWavefrontParams& p) {
+  return p.layers * p.layer[0].batch;
+}
+// Zeroes the flags (one block: layers*batch <= kMaxWavefrontLayers * the co-resident limit).
+template <int HMAX, int THREADS>
+MGK_PROGRAM void wavefrontResetBlock(const RecurrentWavefrontParams& p, int64_t, char*) {
+  const int64_t n = p.layers * p.layer[0].batch;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) p.flags[i] = 0u;
+}
+template <int HMAX, int THREADS>
+__host__ __device__ int64_t wavefrontResetBlocks(const RecurrentWavefrontParams&) {
+  return 1;
+}
+template <int HMAX, int THREADS>
+__host__ __device__ constexpr int wavefrontResetSmemBytes() {
+  return 0;
+}
+
+// Publishes flags[l][b] = s+1 after each step (layers below the top).
+struct RnnWavePublish {
+  unsigned* mine;  // null for the top layer
+  MG_DEVICE void publish(int64_t s) const {
+    if (!mine) return;
+    __threadfence();  // this thread's Y stores, device-wide, before the barrier
+    __syncthreads();
+    if (threadIdx.x == 0) mgFlagPublish(mine, unsigned(s + 1));
+  }
+};
+
+struct RnnWaveFromGx {
+  RnnGxFromMemory gx;
+  RnnWavePublish out;
+  MG_DEVICE const float* step(int64_t s, int64_t tt, int64_t b) const { return gx.step(s, tt, b); }
+  MG_DEVICE void done(int64_t s) const { out.publish(s); }
+};
+
+struct RnnWaveFromBelow {
+  const RecurrentParams* below;
+  const unsigned* wait;
+  const float* wt;
+  const float* wb;
+  int64_t input, gh;
+  float* xs;   // [HMAX] the input row
+  float* gxs;  // [4*HMAX] the input gates
+  RnnWavePublish out;
+  MG_DEVICE const float* step(int64_t s, int64_t tt, int64_t b) const {
+    if (threadIdx.x == 0) mgFlagWait(wait, unsigned(s + 1));
+    __syncthreads();
+    const float* row = below->y + tt * below->yT + b * below->yB;
+    for (int64_t k = threadIdx.x; k < input; k += blockDim.x) xs[k] = mgLoadCoherent(row + k);
+    __syncthreads();
+    for (int64_t q = threadIdx.x; q < gh; q += blockDim.x) {
+      float a = wb ? wb[q] : 0.f;
+      const float* col = wt + q;
+      MGK_NO_UNROLL
+      for (int64_t k = 0; k < input; ++k, col += gh) a += *col * xs[k];
+      gxs[q] = a;
+    }
+    __syncthreads();  // every gate's input before the cell reads it
+    return gxs;
+  }
+  MG_DEVICE void done(int64_t s) const { out.publish(s); }
+};
+
+template <int HMAX, int THREADS>
+MGK_PROGRAM void recurrentWavefrontBlock(const RecurrentWavefrontParams& p, int64_t block, char* smem) {
+  const int64_t batch = p.layer[0].batch;
+  const int l = int(block / batch);
+  const int64_t b = block - l * batch;
+  const RecurrentParams& q = p.layer[l];
+  const int64_t gh = (q.cell == kRnnLstm ? 4 : q.cell == kRnnGru ? 3 : 1) * q.hidden;
+  const RnnWavePublish out{l + 1 < p.layers ? p.flags + l * batch + b : nullptr};
+  if (l == 0) {
+    recurrentRun<HMAX, THREADS>(q, 0, b, smem, RnnWaveFromGx{RnnGxFromMemory{q.gx, q.gxRowT, q.gxRowB, gh}, out});
+  } else {
+    float* xs = reinterpret_cast<float*>(smem) + 3 * HMAX;
+    recurrentRun<HMAX, THREADS>(q, 0, b, smem,
+                                RnnWaveFromBelow{&p.layer[l - 1], p.flags + (l - 1) * batch + b, p.wt[l],
+                                                 p.wb[l], p.input[l], gh, xs, xs + HMAX, out});
   }
 }
 
