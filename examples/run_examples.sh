@@ -16,7 +16,8 @@ build="$root/build"
 [ "${1:-}" = "--build-dir" ] && build="$2"
 work="$build/examples"
 py=/usr/bin/python3
-step() { printf '\n--- %s\n' "$*"; }
+source "$root/tests/lib/section_clock.sh"
+step() { echo; section "$*"; }
 rm -rf "$work"; mkdir -p "$work"
 
 step "cmake --install of Magneto into $work/prefix"
@@ -115,4 +116,5 @@ if "$work/app-installed/classify" "$work/short.raw" 2>"$work/err.txt"; then
   echo "FAIL: a short input file was accepted"; exit 1
 fi
 grep -q "must hold exactly" "$work/err.txt" && echo "ok: $(cat "$work/err.txt")"
+section_end
 echo "examples: PASS"

@@ -48,6 +48,7 @@ passed=0; failed=0; failures=()
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1"; failed=$((failed + 1)); failures+=("$1"); }
 source "$root/tests/lib/two_at_a_time.sh"
+source "$root/tests/lib/section_clock.sh"
 rm -rf "$work"; mkdir -p "$work/zoo"
 # nvcc and hipcc leave empty folders (NAME-xxxxxx) in TMPDIR: keep them in the work folder.
 mkdir -p "$work/tmp"; export TMPDIR="$work/tmp"
@@ -66,7 +67,7 @@ for m in "${names[@]}"; do ln -s "$zoo/$m" "$work/zoo/$m"; done
 orders="forward,reverse,random:7"
 # Part 1, to "fi  # part 1" below (--compilers-only skips it).
 if [ "$numerics" = 1 ]; then
-echo "--- 1. numerics through the CPU emulation"
+section "1. numerics through the CPU emulation"
 for t in cuda hip; do
   if "$magnetoc" regress "$work/zoo" --target "$t" --emulate --emulate-order "$orders" --jobs 2 \
        --junit "$work/regress-$t.xml" -q \
@@ -94,6 +95,7 @@ for m in "${names[@]}"; do
     *) ln -s "$zoo/$m" "$work/zoo-race-cuda/$m" ;;
   esac
 done
+section "1. the zoo's race check (--racecheck, cuda and hip split)"
 for t in cuda hip; do
   dir="$work/zoo-race-$t"
   [ -n "$(ls "$dir")" ] || continue
@@ -104,6 +106,7 @@ for t in cuda hip; do
     cat "$work/racecheck-$t.log"; bad "regress --target $t --emulate --racecheck"
   fi
 done
+section "1. ONNX node tests, 3-D conv/pool cases (emulated, race check on a sample)"
 # A sample of ONNX's node tests whose operators the GPU targets lower (the LayerNormalization tests
 # all return Mean/InvStdDev, which the GPU targets refuse with exit 2: see the check below).
 data=/usr/share/libonnx-testdata/data/node
@@ -212,7 +215,7 @@ if [ -d "$ln" ]; then
   else tail -3 "$work/ln.log"; bad "LayerNormalization with Mean/InvStdDev outputs: exit $rc"; fi
 fi
 
-echo "--- streams groups: side streams forked and joined with events (YOLOX heads, full size)"
+section "streams groups: side streams forked and joined with events (YOLOX heads, full size)"
 /usr/bin/python3 "$root/models/export.py" --out "$zoo" --models yolox_heads >/dev/null 2>&1
 yx="$zoo/yolox_heads"
 if [ -f "$yx/model.onnx" ] && "$magnetoc" compile "$yx/model.onnx" --target cuda -o "$work/yolox-streams" -q \
@@ -229,7 +232,7 @@ else
   tail -3 "$work/yolox.log"; bad "yolox_heads: no streams group forked in the generated code"
 fi
 
-echo "--- magnetoc tune and compile --tuning (the plumbing, under the CPU emulation)"
+section "magnetoc tune and compile --tuning (the plumbing, under the CPU emulation)"
 ib="$zoo/inception_block_small"
 if [ -d "$ib" ]; then
   if "$magnetoc" tune "$ib/model.onnx" --target cuda --emulate --variants 2 --runs 1 -o "$work/tune.json" -q \
@@ -249,7 +252,7 @@ if [ -d "$ib" ]; then
   else cat "$work/bad-tuning.log"; bad "a bad tuning record: exit $rc"; fi
 fi
 
-echo "--- --precision fp16: GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
+section "--precision fp16: GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
 for m in inception_block_small mha_block_small; do
   d="$zoo/$m"  # exported above with the other small models
   [ -f "$d/model.onnx" ] || { bad "$m --precision fp16: no $d/model.onnx"; continue; }
@@ -269,13 +272,14 @@ for tg in hip cpu; do
   else cat "$work/fp16-$tg.log"; bad "--precision fp16 --target $tg: exit $rc"; fi
 done
 
-echo "--- the GPU machine's script, its CPU parts (tools/gpu/run_on_device.sh --cpu-test)"
+section "the GPU machine's script, its CPU parts (tools/gpu/run_on_device.sh --cpu-test)"
 if "$root/tests/gpu/device_script_test.sh" > "$work/device-script.log" 2>&1; then
   ok "tools/gpu/run_on_device.sh --cpu-test (export, build, check, device-event timing, tune, table)"
 else
   tail -15 "$work/device-script.log"; bad "tools/gpu/run_on_device.sh --cpu-test"
 fi
 
+section "the opset 18-21 sample through the cuda emulation"
 # The opset 18-21 set through the cuda emulation. The whole set (184 cases, each building its own
 # package) costs about 860 s of CPU, 7 minutes on two cores, so CI runs this sample of 78 (about
 # 390 s of CPU, 3 minutes): every operator version above 17 of the set
@@ -322,7 +326,7 @@ fi
 
 fi  # part 1
 
-echo "--- 2. the packages through nvcc and hipcc, warnings as errors"
+section "2. the packages through nvcc and hipcc, warnings as errors"
 nvcc=/usr/local/cuda/bin/nvcc
 # Every zoo model's generated source goes through both device compilers' front ends and device
 # code generation with warnings as errors; two models go all the way, as users build them:
@@ -415,6 +419,7 @@ for j in "${jobs[@]}"; do
   if [ "$res" = ok ]; then ok "$what (${secs} s)"; else tail -15 "$pkg.log"; bad "$what"; fi
 done
 
+section_end
 [ "$failed" -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
