@@ -334,20 +334,41 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       if (!it.functor.empty()) functors += it.functor;
     if (fresh) {
       ++sum.kernels;
-      structs += head + fmt::format("struct L{}Args {{\n", li);
+      GpuKernelUnit unit;
+      unit.name = fmt::format("launch{}", li);
+      unit.threads = threads;
+      for (const GpuItem& it : l.items) unit.functors += it.functor;
+      unit.argsStruct = fmt::format("struct L{}Args {{\n", li);
       for (size_t k = 0; k < l.items.size(); ++k)
-        structs += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
-      structs += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
+        unit.argsStruct += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
+      unit.argsStruct += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
+      structs += head + unit.argsStruct;
 
-      kernels += head + fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
-                                    "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
-                                    threads, li, li);
+      unit.kernel = fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
+                                "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
+                                threads, li, li);
       for (size_t k = 0; k < l.items.size(); ++k) {
         const GpuItem& it = l.items[k];
         std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
-        kernels += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+        unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
       }
-      kernels += "}\n\n";
+      unit.kernel += "}\n";
+      kernels += head + unit.kernel + "\n";
+      unit.smemExpr = "0";
+      for (const GpuItem& it : l.items) unit.smemExpr = fmt::format("mgMax({}, {}())", unit.smemExpr, it.smem);
+      sum.kernelUnits.push_back(std::move(unit));
+    }
+    {
+      GpuLaunchInfo info;
+      info.name = fmt::format("launch{}", li);
+      info.threads = threads;
+      for (size_t u = 0; u < sum.kernelUnits.size(); ++u)
+        if (sum.kernelUnits[u].name == fmt::format("launch{}", ki)) info.kernel = static_cast<int>(u);
+      for (int s : l.steps) {
+        const Node* n = plan.steps[s];
+        info.members.push_back(n->name().empty() ? n->kind() : n->name());
+      }
+      sum.launchInfo.push_back(std::move(info));
     }
 
     fields += fmt::format("  L{}Args l{};{}\n", ki, li, fresh ? "" : fmt::format("  // runs kernel launch{}", ki));
