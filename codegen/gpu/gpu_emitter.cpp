@@ -347,10 +347,26 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       unit.kernel = fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
                                 "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
                                 threads, li, li);
-      for (size_t k = 0; k < l.items.size(); ++k) {
-        const GpuItem& it = l.items[k];
-        std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
-        unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+      bool oneProgram = l.items.size() > 1;
+      for (const GpuItem& it : l.items)
+        oneProgram &= it.program == l.items[0].program && it.paramsType == l.items[0].paramsType;
+      if (oneProgram) {
+        // Every item runs the same program (a joint group of one tile shape, a Concat's copies):
+        // one call site whose params are selected by block range. One inlined copy of the
+        // program, not one per item: ptxas allocated registers over all the copies together,
+        // and a joint kernel of three 64x32 GEMMs took 255 registers and spilled where one GEMM
+        // takes 168 (magnetoc report --resources ptxas, docs/GPU_TARGET.md).
+        unit.kernel += fmt::format("  if (b >= a->end[{}]) return;\n  const {}* p = &a->p0;\n  int64_t start = 0;\n",
+                                   l.items.size() - 1, l.items[0].paramsType);
+        for (size_t k = 1; k < l.items.size(); ++k)
+          unit.kernel += fmt::format("  if (b >= a->end[{0}]) p = &a->p{1}, start = a->end[{0}];\n", k - 1, k);
+        unit.kernel += fmt::format("  {}(*p, b - start, smem);\n", l.items[0].program);
+      } else {
+        for (size_t k = 0; k < l.items.size(); ++k) {
+          const GpuItem& it = l.items[k];
+          std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
+          unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+        }
       }
       unit.kernel += "}\n";
       kernels += head + unit.kernel + "\n";
