@@ -423,11 +423,12 @@ done
 # every launch's registers, spills and shared memory from ptxas for sm_90 (the h200 profile),
 # each distinct kernel compiled once and cached by content in MAGNETO_CACHE_DIR. Checked: every
 # launch is listed with source "ptxas", positive registers, its members, and no launch spills.
-# Cost on an empty cache (one core each): the whole zoo of part 1 was about 190 CPU-s (Inception v3
-# small alone 37), over the ~90 s this stage can spare, so CI checks a representative subset: the
-# convolution tiles and depthwise/pool/concat copies (SqueezeNet 1.1), the joint conv kernels
-# (Inception block), GEMM, softmax and layer-norm rows (MHA block) and the recurrent programs
-# (LSTM LM), about RESOURCE_CPU_S CPU-s. --resource-models LIST checks others (all: every model).
+# Cost on an empty cache: every model of part 1 took about 275 CPU-s (Inception v3 small 38,
+# NASNet-A mobile small 58, seq2seq small 64), over the ~90 s this stage can spare, so CI checks a
+# representative subset: convolution tiles, pools and Concat copies (SqueezeNet 1.1), joint conv
+# kernels of mixed tiles (Inception block), GEMMs, a joint kernel of three, softmax and layer-norm
+# rows (MHA block) and the recurrent programs (LSTM LM): 39 CPU-s measured on an empty cache.
+# --resource-models LIST checks others (all: every model of --models).
 if [ "$compilers" -eq 1 ] && [ -x "$nvcc" ]; then
   resource_check() {
     local m="$1" out="$work/resources-$1"
