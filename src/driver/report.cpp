@@ -287,15 +287,18 @@ std::string formatLowestOccupancy(const Report& r) {
                               spilling);
   if (!fb.note.empty()) s += "  note: " + fb.note + "\n";
   if (order.empty()) return s;
-  s += fmt::format("  lowest occupancy:\n  {:<10} {:<10} {:>7} {:>5} {:>6} {:>8} {:>9}  {}\n", "launch",
-                   "kernel", "threads", "regs", "spill", "smem", "occupancy", "limited by / members");
+  s += fmt::format("  lowest occupancy (est: the cost model's registers and occupancy):\n"
+                   "  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}\n", "launch",
+                   "kernel", "threads", "regs/est", "spill", "smem", "occupancy/est", "limited by / members");
   for (size_t i = 0; i < order.size() && i < kLowestLaunches; ++i) {
     const LaunchResources& l = *order[i];
     std::string members;
     for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + m;
-    s += fmt::format("  {:<10} {:<10} {:>7} {:>5} {:>6} {:>8} {:>8.1f}%  {}: {}\n", l.name, l.kernel,
-                     l.threads, l.registers, l.spillBytes, l.smemBytes, 100.0 * l.occupancy, l.limiter,
-                     members);
+    s += fmt::format("  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}: {}\n", l.name, l.kernel,
+                     l.threads, fmt::format("{}/{}", l.registers, l.estimatedRegisters), l.spillBytes,
+                     l.smemBytes,
+                     fmt::format("{:.1f}%/{:.1f}%", 100.0 * l.occupancy, 100.0 * l.estimatedOccupancy),
+                     l.limiter, members);
   }
   return s;
 }
@@ -370,10 +373,11 @@ std::string reportJson(const Report& r) {
       s += fmt::format(
           "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"threads\": {}, "
           "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
-          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}}}",
+          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"estimated\": {{\"registers\": {}, "
+          "\"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
           i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, l.threads, l.registers,
           l.spillBytes, l.smemBytes, l.blocksPerSm, l.occupancy, jsonString(l.limiter),
-          jsonString(l.source));
+          jsonString(l.source), l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
     }
     s += fb.launches.empty() ? "]" : "\n  ]";
   }

@@ -291,6 +291,13 @@ Expected<ResourceFeedback> launchResources(const GpuEmitSummary& program, const 
     const GpuKernelUnit* unit = info.kernel >= 0 && static_cast<size_t>(info.kernel) < program.kernelUnits.size()
                                     ? &program.kernelUnits[info.kernel] : nullptr;
     l.kernel = unit ? unit->name : info.name;
+    // The cost model's tiles: a joint kernel needs the most any member needs.
+    if (i < program.launchTiles.size())
+      for (const TileConfig& t : program.launchTiles[i]) {
+        l.estimatedRegisters = std::max(l.estimatedRegisters, t.regsPerThread);
+        l.estimatedSmemBytes = std::max<int64_t>(l.estimatedSmemBytes, t.smemBytes);
+      }
+    l.estimatedOccupancy = kernelOccupancy(l.threads, l.estimatedRegisters, l.estimatedSmemBytes, device).fraction;
     if (fb.source == "ptxas" && unit) {
       const KernelResult& r = measured.at(units[info.kernel].key);
       l.registers = r.usage.registers;
@@ -298,12 +305,8 @@ Expected<ResourceFeedback> launchResources(const GpuEmitSummary& program, const 
       l.smemBytes = r.usage.staticSmemBytes + r.dynamicSmem;
       l.source = "ptxas";
     } else {
-      // The cost model's tiles: a joint kernel needs the most any member needs.
-      if (i < program.launchTiles.size())
-        for (const TileConfig& t : program.launchTiles[i]) {
-          l.registers = std::max(l.registers, t.regsPerThread);
-          l.smemBytes = std::max<int64_t>(l.smemBytes, t.smemBytes);
-        }
+      l.registers = l.estimatedRegisters;
+      l.smemBytes = l.estimatedSmemBytes;
       l.source = "estimate";
     }
     Occupancy o = kernelOccupancy(l.threads, l.registers, l.smemBytes, device);

@@ -39,6 +39,12 @@ struct LaunchResources {
   int blocksPerSm = 0;
   std::string limiter;     // what bounds the occupancy (kernelOccupancy)
   std::string source;      // "ptxas" or "estimate"
+  // The cost model's own figures for the same launch (its tiles' registers and shared memory, the
+  // largest over a joint kernel's members), whatever `source` is: where ptxas differs, the tile
+  // model is off.
+  int estimatedRegisters = 0;
+  int64_t estimatedSmemBytes = 0;
+  double estimatedOccupancy = 0;
 };
 
 struct ResourceFeedback {
