@@ -423,8 +423,8 @@ done
 # every launch's registers, spills and shared memory from ptxas for sm_90 (the h200 profile),
 # each distinct kernel compiled once and cached by content in MAGNETO_CACHE_DIR. Checked: every
 # launch is listed with source "ptxas", positive registers, its members, and no launch spills.
-# Cost on an empty cache: every model of part 1 took about 275 CPU-s (Inception v3 small 38,
-# NASNet-A mobile small 58, seq2seq small 64), over the ~90 s this stage can spare, so CI checks a
+# Cost on an empty cache: every model of part 1 took 165 CPU-s (NASNet-A mobile small 33 and
+# Inception v3 small 27 of them), over the ~90 s this stage can spare, so CI checks a
 # representative subset: convolution tiles, pools and Concat copies (SqueezeNet 1.1), joint conv
 # kernels of mixed tiles (Inception block), GEMMs, a joint kernel of three, softmax and layer-norm
 # rows (MHA block) and the recurrent programs (LSTM LM): 39 CPU-s measured on an empty cache.
