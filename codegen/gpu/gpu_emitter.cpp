@@ -347,26 +347,29 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       unit.kernel = fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
                                 "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
                                 threads, li, li);
-      bool oneProgram = l.items.size() > 1;
-      for (const GpuItem& it : l.items)
-        oneProgram &= it.program == l.items[0].program && it.paramsType == l.items[0].paramsType;
-      if (oneProgram) {
-        // Every item runs the same program (a joint group of one tile shape, a Concat's copies):
-        // one call site whose params are selected by block range. One inlined copy of the
-        // program, not one per item: ptxas allocated registers over all the copies together,
-        // and a joint kernel of three 64x32 GEMMs took 255 registers and spilled where one GEMM
-        // takes 168 (magnetoc report --resources ptxas, docs/GPU_TARGET.md).
-        unit.kernel += fmt::format("  if (b >= a->end[{}]) return;\n  const {}* p = &a->p0;\n  int64_t start = 0;\n",
-                                   l.items.size() - 1, l.items[0].paramsType);
-        for (size_t k = 1; k < l.items.size(); ++k)
-          unit.kernel += fmt::format("  if (b >= a->end[{0}]) p = &a->p{1}, start = a->end[{0}];\n", k - 1, k);
-        unit.kernel += fmt::format("  {}(*p, b - start, smem);\n", l.items[0].program);
-      } else {
-        for (size_t k = 0; k < l.items.size(); ++k) {
-          const GpuItem& it = l.items[k];
-          std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
-          unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+      // Consecutive items that run the same program (a joint group's members of one tile shape,
+      // a Concat's copies) share one call site whose params are selected by block range: one
+      // inlined copy of the program per run, not one per item. ptxas allocates registers over
+      // every copy in the function together: a joint kernel of three 64x32 GEMMs took 255
+      // registers and spilled where one GEMM takes 168 (magnetoc report --resources ptxas,
+      // docs/GPU_TARGET.md).
+      for (size_t r0 = 0; r0 < l.items.size();) {
+        size_t r1 = r0;
+        while (r1 + 1 < l.items.size() && l.items[r1 + 1].program == l.items[r0].program &&
+               l.items[r1 + 1].paramsType == l.items[r0].paramsType)
+          ++r1;
+        const GpuItem& it = l.items[r0];
+        std::string start = r0 == 0 ? "0" : fmt::format("a->end[{}]", r0 - 1);
+        if (r1 == r0) {
+          unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", r0, it.program, r0, start);
+        } else {
+          unit.kernel += fmt::format("  if (b < a->end[{}]) {{\n    const {}* p = &a->p{};\n    int64_t start = {};\n",
+                                     r1, it.paramsType, r0, start);
+          for (size_t k = r0 + 1; k <= r1; ++k)
+            unit.kernel += fmt::format("    if (b >= a->end[{0}]) p = &a->p{1}, start = a->end[{0}];\n", k - 1, k);
+          unit.kernel += fmt::format("    {}(*p, b - start, smem);\n    return;\n  }}\n", it.program);
         }
+        r0 = r1 + 1;
       }
       unit.kernel += "}\n";
       kernels += head + unit.kernel + "\n";
