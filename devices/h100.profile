@@ -19,5 +19,12 @@ max_smem_per_block_kb = 227
 max_threads_per_sm = 2048
 max_blocks_per_sm = 32
 warp_size = 32
+# Occupancy granularity (CUDA occupancy calculator, compute capability 8.x/9.x): registers are
+# allocated per warp in units of 256 from one of 4 register files (one per scheduler), shared
+# memory in units of 128 bytes plus 1 KB reserved by the system per resident block.
+reg_alloc_unit = 256
+reg_partitions = 4
+smem_alloc_unit = 128
+smem_reserved_per_block = 1024
 launch_overhead_us = 4.0
 graph_launch_overhead_us = 1.0

@@ -334,20 +334,60 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       if (!it.functor.empty()) functors += it.functor;
     if (fresh) {
       ++sum.kernels;
-      structs += head + fmt::format("struct L{}Args {{\n", li);
+      GpuKernelUnit unit;
+      unit.name = fmt::format("launch{}", li);
+      unit.threads = threads;
+      for (const GpuItem& it : l.items) unit.functors += it.functor;
+      unit.argsStruct = fmt::format("struct L{}Args {{\n", li);
       for (size_t k = 0; k < l.items.size(); ++k)
-        structs += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
-      structs += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
+        unit.argsStruct += fmt::format("  {} p{};  // step {}, {}\n", l.items[k].paramsType, k, l.itemStep[k], l.items[k].tile);
+      unit.argsStruct += fmt::format("  int64_t end[{}];  // block-range ends\n}};\n", l.items.size());
+      structs += head + unit.argsStruct;
 
-      kernels += head + fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
-                                    "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
-                                    threads, li, li);
-      for (size_t k = 0; k < l.items.size(); ++k) {
-        const GpuItem& it = l.items[k];
-        std::string start = k == 0 ? "0" : fmt::format("a->end[{}]", k - 1);
-        kernels += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", k, it.program, k, start);
+      unit.kernel = fmt::format("__global__ void __launch_bounds__({}) launch{}(const L{}Args* __restrict__ a) {{\n"
+                                "  MG_DYNAMIC_SHARED(char, smem);\n  const int64_t b = blockIdx.x;\n",
+                                threads, li, li);
+      // Consecutive items that run the same program (a joint group's members of one tile shape,
+      // a Concat's copies) share one call site whose params are selected by block range: one
+      // inlined copy of the program per run, not one per item. ptxas allocates registers over
+      // every copy in the function together: a joint kernel of three 64x32 GEMMs took 255
+      // registers and spilled where one GEMM takes 168 (magnetoc report --resources ptxas,
+      // docs/GPU_TARGET.md).
+      for (size_t r0 = 0; r0 < l.items.size();) {
+        size_t r1 = r0;
+        while (r1 + 1 < l.items.size() && l.items[r1 + 1].program == l.items[r0].program &&
+               l.items[r1 + 1].paramsType == l.items[r0].paramsType)
+          ++r1;
+        const GpuItem& it = l.items[r0];
+        std::string start = r0 == 0 ? "0" : fmt::format("a->end[{}]", r0 - 1);
+        if (r1 == r0) {
+          unit.kernel += fmt::format("  if (b < a->end[{}]) {{ {}(a->p{}, b - {}, smem); return; }}\n", r0, it.program, r0, start);
+        } else {
+          unit.kernel += fmt::format("  if (b < a->end[{}]) {{\n    const {}* p = &a->p{};\n    int64_t start = {};\n",
+                                     r1, it.paramsType, r0, start);
+          for (size_t k = r0 + 1; k <= r1; ++k)
+            unit.kernel += fmt::format("    if (b >= a->end[{0}]) p = &a->p{1}, start = a->end[{0}];\n", k - 1, k);
+          unit.kernel += fmt::format("    {}(*p, b - start, smem);\n    return;\n  }}\n", it.program);
+        }
+        r0 = r1 + 1;
       }
-      kernels += "}\n\n";
+      unit.kernel += "}\n";
+      kernels += head + unit.kernel + "\n";
+      unit.smemExpr = "0";
+      for (const GpuItem& it : l.items) unit.smemExpr = fmt::format("mgMax({}, {}())", unit.smemExpr, it.smem);
+      sum.kernelUnits.push_back(std::move(unit));
+    }
+    {
+      GpuLaunchInfo info;
+      info.name = fmt::format("launch{}", li);
+      info.threads = threads;
+      for (size_t u = 0; u < sum.kernelUnits.size(); ++u)
+        if (sum.kernelUnits[u].name == fmt::format("launch{}", ki)) info.kernel = static_cast<int>(u);
+      for (int s : l.steps) {
+        const Node* n = plan.steps[s];
+        info.members.push_back(n->name().empty() ? n->kind() : n->name());
+      }
+      sum.launchInfo.push_back(std::move(info));
     }
 
     fields += fmt::format("  L{}Args l{};{}\n", ki, li, fresh ? "" : fmt::format("  // runs kernel launch{}", ki));

@@ -85,6 +85,11 @@ const Flag kFlags[] = {
      ".profile path; default: h200 for cuda, mi250x for hip, host for cpu)",
      "--device h100"},
     {"--json", nullptr, "FILE", kReport, "also write the report as JSON", "--json report.json"},
+    {"--resources", nullptr, "MODE", kReport,
+     "cuda/hip: where each launch's registers, spills and shared memory come from: auto (default; "
+     "ptxas when nvcc is found, each distinct kernel compiled once and cached in "
+     "MAGNETO_CACHE_DIR), ptxas (fail without nvcc) or estimate (the cost model's, no compiler)",
+     "--resources estimate"},
     {"--dot", nullptr, "FILE", kReport, "also write the graph as Graphviz DOT, groups as clusters",
      "--dot graph.dot"},
     {"--svg", nullptr, "FILE", kReport, "also render the graph with Graphviz (dot -Tsvg)",
@@ -195,10 +200,13 @@ const Command kCommands[] = {
     {"report", kReport,
      "magnetoc report MODEL.onnx [--target cpu|cuda|hip] [--device PROFILE] [--json FILE]\n"
      "        [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]...\n"
-     "        [--no-parallel-opt] [--passes LIST]",
+     "        [--no-parallel-opt] [--passes LIST] [--resources auto|ptxas|estimate]",
      "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
      "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
-     "before -> after, and the whole model's totals. Generates no code (docs/PARALLEL.md)."},
+     "before -> after, and the whole model's totals. Writes no package (docs/PARALLEL.md). For\n"
+     "cuda/hip it also lists every launch's registers, spills, shared memory and occupancy, from\n"
+     "ptxas when nvcc is found (docs/GPU_TARGET.md, resource feedback), and prints the five of\n"
+     "lowest occupancy."},
     {"tune", kTune,
      "magnetoc tune MODEL.onnx --target cuda|hip -o RECORD.json [--arch ARCH] [--device PROFILE]\n"
      "        [--variants K] [--runs N] [--emulate] [--work-dir DIR] [--no-parallel-opt]\n"
@@ -384,6 +392,12 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--shared") co.shared = true;
     else if (n == "--device") ro.device = co.device = v;
     else if (n == "--json") ro.jsonPath = v;
+    else if (n == "--resources") {
+      if (v == "auto") ro.resources = ResourceMode::kAuto;
+      else if (v == "ptxas") ro.resources = ResourceMode::kPtxas;
+      else if (v == "estimate") ro.resources = ResourceMode::kEstimate;
+      else return usageError(c.name, "--resources expects auto, ptxas or estimate, got '" + v + "'");
+    }
     else if (n == "--dot") ro.dotPath = v;
     else if (n == "--svg") ro.svgPath = v;
     else if (n == "--data") ck.dataDirs.push_back(v);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "magneto/analysis/memory_plan.h"
+#include "magneto/codegen/gpu_emitter.h"
+#include "magneto/codegen/package.h"
 #include "magneto/driver/process.h"
 #include "magneto/support/strings.h"
 #include "magneto/frontend/onnx_import.h"
@@ -245,9 +248,62 @@ Expected<Report> buildReport(const ReportOptions& o) {
     r.latencyFusedUs += groups.at(id).modeledUsAfter;
   }
   for (const auto& [id, pg] : groups) r.groups.push_back({id, pg});
+
+  // GPU targets: the program's launches as compile generates them, with their resources.
+  if (isGpuTarget(c.target)) {
+    MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
+    TemplateVars vars;
+    MG_ASSIGN_OR_RETURN(GpuEmitSummary program,
+                        emitGpuProgram(*g, plan, profile, vars, {}, {}, nullptr,
+                                       c.target == "cuda" && c.precision == "fp16"));
+    MG_ASSIGN_OR_RETURN(r.resources, launchResources(program, profile, c.target, o.resources, rep));
+    r.hasLaunches = true;
+  }
   r.graph = std::move(g);
   return r;
 }
+
+namespace {
+
+// The launches of lowest occupancy (ties: forward order), at most kLowestLaunches of them.
+constexpr size_t kLowestLaunches = 5;
+
+std::string formatLowestOccupancy(const Report& r) {
+  const ResourceFeedback& fb = r.resources;
+  std::vector<const LaunchResources*> order;
+  int spilling = 0;
+  for (const LaunchResources& l : fb.launches) {
+    order.push_back(&l);
+    if (l.spillBytes > 0) ++spilling;
+  }
+  std::stable_sort(order.begin(), order.end(), [](const LaunchResources* a, const LaunchResources* b) {
+    return a->occupancy < b->occupancy;
+  });
+  std::string s = fmt::format("\nlaunch resources ({} launches, source {}{}; {} spilling)\n",
+                              fb.launches.size(), fb.source,
+                              fb.source == "ptxas" ? fmt::format(": {} kernels compiled, {} cached",
+                                                                 fb.kernelsCompiled, fb.kernelsCached)
+                                                   : "",
+                              spilling);
+  if (!fb.note.empty()) s += "  note: " + fb.note + "\n";
+  if (order.empty()) return s;
+  s += fmt::format("  lowest occupancy (est: the cost model's registers and occupancy):\n"
+                   "  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}\n", "launch",
+                   "kernel", "threads", "regs/est", "spill", "smem", "occupancy/est", "limited by / members");
+  for (size_t i = 0; i < order.size() && i < kLowestLaunches; ++i) {
+    const LaunchResources& l = *order[i];
+    std::string members;
+    for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + m;
+    s += fmt::format("  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}: {}\n", l.name, l.kernel,
+                     l.threads, fmt::format("{}/{}", l.registers, l.estimatedRegisters), l.spillBytes,
+                     l.smemBytes,
+                     fmt::format("{:.1f}%/{:.1f}%", 100.0 * l.occupancy, 100.0 * l.estimatedOccupancy),
+                     l.limiter, members);
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string formatReport(const Report& r) {
   std::map<std::string, int> byStrategy;
@@ -279,6 +335,7 @@ std::string formatReport(const Report& r) {
                    launchDelta);
   s += fmt::format("  modeled latency   {} us -> {} us ({:.2f}x) on {}\n", fmtUs(r.latencyUnfusedUs),
                    fmtUs(r.latencyFusedUs), speedup, r.device);
+  if (r.hasLaunches) s += formatLowestOccupancy(r);
   return s;
 }
 
@@ -303,7 +360,28 @@ std::string reportJson(const Report& r) {
         i ? "," : "", r.groups[i].id, jsonString(g.strategy), jsonString(g.reason), members,
         g.kernelsBefore, g.kernelsAfter, jsonNumber(g.modeledUsBefore), jsonNumber(g.modeledUsAfter));
   }
-  s += r.groups.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  s += r.groups.empty() ? "]" : "\n  ]";
+  if (r.hasLaunches) {
+    const ResourceFeedback& fb = r.resources;
+    s += fmt::format(",\n  \"resources\": {{\"source\": {}, \"note\": {}, \"kernels_compiled\": {}, "
+                     "\"kernels_cached\": {}}},\n  \"launches\": [",
+                     jsonString(fb.source), jsonString(fb.note), fb.kernelsCompiled, fb.kernelsCached);
+    for (size_t i = 0; i < fb.launches.size(); ++i) {
+      const LaunchResources& l = fb.launches[i];
+      std::string members;
+      for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + jsonString(m);
+      s += fmt::format(
+          "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"threads\": {}, "
+          "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
+          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"estimated\": {{\"registers\": {}, "
+          "\"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
+          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, l.threads, l.registers,
+          l.spillBytes, l.smemBytes, l.blocksPerSm, l.occupancy, jsonString(l.limiter),
+          jsonString(l.source), l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
+    }
+    s += fb.launches.empty() ? "]" : "\n  ]";
+  }
+  s += "\n}\n";
   return s;
 }
 

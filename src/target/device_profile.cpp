@@ -61,6 +61,10 @@ const std::vector<KeySpec>& keyTable() {
        &P::graphLaunchOverheadUs},
       {"fp32_flops_per_cycle", KeyType::kDouble, kOptional, false, nullptr, nullptr,
        &P::fp32FlopsPerCycle},
+      {"reg_alloc_unit", KeyType::kInt, kOptional, false, nullptr, &P::regAllocUnit},
+      {"reg_partitions", KeyType::kInt, kOptional, false, nullptr, &P::regPartitions},
+      {"smem_alloc_unit", KeyType::kInt, kOptional, false, nullptr, &P::smemAllocUnit},
+      {"smem_reserved_per_block", KeyType::kInt, kOptional, false, nullptr, &P::smemReservedPerBlock},
   };
   return kKeys;
 }
@@ -206,6 +210,11 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string& text, const std::s
       return err(seen["warp_size"], fmt::format("warp_size must be 32 or 64, got {}", p.warpSize));
     if (p.maxSmemPerBlockKb > p.smemPerSmKb)
       return err(seen["max_smem_per_block_kb"], "max_smem_per_block_kb exceeds smem_per_sm_kb");
+    MG_RETURN_IF_ERROR(positive("reg_alloc_unit", p.regAllocUnit));
+    MG_RETURN_IF_ERROR(positive("reg_partitions", p.regPartitions));
+    MG_RETURN_IF_ERROR(positive("smem_alloc_unit", p.smemAllocUnit));
+    if (p.smemReservedPerBlock < 0)
+      return err(seen["smem_reserved_per_block"], "smem_reserved_per_block must not be negative");
   }
   if (p.graphLaunchOverheadUs <= 0) p.graphLaunchOverheadUs = p.launchOverheadUs;
   return p;

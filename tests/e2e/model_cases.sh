@@ -95,14 +95,15 @@ case "$case_name" in
     ;;
   parallel_roots)  # towers on Split outputs, two-input towers, heads on three feature-map inputs
     model parallel_roots_model.py
-    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q
+    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q --resources estimate
     expect_in "$dir/out" '^parallel groups: 4 \(4 joint\)' "cuda: 4 joint groups (Split towers x2, input roots x2)"
+    expect_in "$dir/out" '^launch resources \([0-9]+ launches, source estimate' "cuda: every launch's resources listed"
     expect_in "$dir/out" 'kernel launches +23 -> 9 ' "cuda: 23 launches become 9"
     check_on cpu cpu2 cpu-serial cuda hip
     ;;
   parallel_forms)  # MoE of 8 experts (16-operand weighted sum), grouped-query attention (narrow K/V)
     model parallel_forms_model.py
-    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q
+    run "report --target cuda" -- "$magnetoc" report "$dir/model.onnx" --target cuda -q --resources estimate
     expect_in "$dir/out" '^parallel groups: 3 \(3 joint\)' "cuda: 3 joint groups"
     expect_in "$dir/out" 'joint +12 -> 1 .*/experts.7/experts.7.0/Gemm, /q/Gemm, /k/Gemm, /v/Gemm' \
       "cuda: the gate, 8 experts and the Q/K/V projections (K, V narrower) in one joint kernel"

@@ -238,9 +238,25 @@ TEST_F(ReportTest, JsonHasTheKeysAndJointGroups) {
   // Without wide-merge, so that the same-input Convs are left to the co-optimization.
   o.compile.passes = "canonicalize,fold,fuse-epilogue,fuse-elementwise,dce,parallel-co-optimize";
   o.compile.passesGiven = true;
+  o.resources = driver::ResourceMode::kEstimate;  // the cost model's tiles; no nvcc in unit tests
   auto r = driver::buildReport(o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->device, "h200");
+  // Every launch of the generated program, with the cost model's resources: the joint group's
+  // launch names all its members, and its occupancy is the one of the largest member's tile.
+  ASSERT_TRUE(r->hasLaunches);
+  EXPECT_EQ(r->resources.source, "estimate");
+  ASSERT_FALSE(r->resources.launches.empty());
+  bool jointSeen = false;
+  for (const driver::LaunchResources& l : r->resources.launches) {
+    EXPECT_EQ(l.source, "estimate");
+    EXPECT_GT(l.threads, 0) << l.name;
+    EXPECT_GT(l.occupancy, 0.0) << l.name;
+    EXPECT_LE(l.occupancy, 1.0) << l.name;
+    EXPECT_FALSE(l.members.empty()) << l.name;
+    jointSeen |= l.members.size() > 1;
+  }
+  EXPECT_TRUE(jointSeen);
   ASSERT_FALSE(r->groups.empty());
   EXPECT_EQ(r->groups[0].group.strategy, "joint") << r->groups[0].group.reason;
   EXPECT_LT(r->kernelsFused, r->kernelsUnfused);
@@ -315,8 +331,10 @@ TEST_F(ReportTest, Cli) {
   fs::path magnetoc = fs::read_symlink("/proc/self/exe").parent_path() / "magnetoc";
   if (!fs::exists(magnetoc)) GTEST_SKIP() << "no magnetoc next to the test binary";
   std::string json = (dir_ / "r.json").string(), dot = (dir_ / "r.dot").string();
+  // --resources estimate: no nvcc here (the gpu stage checks the ptxas path on the zoo).
   std::vector<std::string> argv = {magnetoc.string(), "report", model_, "--target", "cuda",
-                                   "--device", "h100", "--json", json, "--dot", dot, "-q"};
+                                   "--device", "h100", "--json", json, "--dot", dot, "-q",
+                                   "--resources", "estimate"};
   bool haveDot = std::system("command -v dot >/dev/null 2>&1") == 0;
   std::string svg = (dir_ / "r.svg").string();
   if (haveDot) argv.insert(argv.end(), {"--svg", svg});
@@ -328,6 +346,10 @@ TEST_F(ReportTest, Cli) {
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find("\"device\": \"h100\""), std::string::npos) << *text;
   EXPECT_NE(text->find("\"kernels_fused\""), std::string::npos);
+  for (const char* key : {"\"launches\": [", "\"spill_bytes\"", "\"smem_bytes\"", "\"occupancy\"",
+                          "\"source\": \"estimate\""})
+    EXPECT_NE(text->find(key), std::string::npos) << key << " missing in\n" << *text;
+  EXPECT_NE(pr->output.find("lowest occupancy"), std::string::npos) << pr->output;
   EXPECT_TRUE(fs::exists(dot));
   if (haveDot) {
     auto s = driver::readFile(svg);

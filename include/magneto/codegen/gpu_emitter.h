@@ -25,6 +25,28 @@
 
 namespace magneto {
 
+// One distinct __global__ function of the program, as text that compiles on its own after
+// runtime/kernels/mg_kernels.cuh and mgMax (what the resource feedback of
+// include/magneto/driver/resources.h hands to ptxas): the functors its items name, its argument
+// struct, the kernel, and the C++ expression of its dynamic shared memory (constexpr).
+struct GpuKernelUnit {
+  std::string name;      // "launch3": the kernel's name and, with "Args" after an "L", its struct's
+  std::string functors;  // struct definitions the programs name ("" when none)
+  std::string argsStruct;
+  std::string kernel;    // "__global__ void __launch_bounds__(T) launch3(const L3Args* ...) {...}"
+  std::string smemExpr;  // "mgMax(mgMax(0, mgk::convSmemBytes<32, 32, 128>()), ...)"
+  int threads = 0;       // the block size (__launch_bounds__)
+};
+
+// One launch of the forward pass, for reports: the kernel it runs (an index into
+// GpuEmitSummary::kernelUnits) and the ONNX nodes it computes.
+struct GpuLaunchInfo {
+  std::string name;                  // "launch7"
+  int kernel = 0;                    // index into kernelUnits
+  std::vector<std::string> members;  // node names (kinds where a node has no name)
+  int threads = 0;
+};
+
 struct GpuEmitSummary {
   int launches = 0;       // kernels per forward pass
   int jointLaunches = 0;  // of which joint kernels of parallel groups
@@ -38,6 +60,8 @@ struct GpuEmitSummary {
   std::vector<double> launchModeledUs;  // the cost model's latency of the tiles used
   std::vector<std::vector<TileConfig>> launchTiles;  // the tiles used, per member
   int steps = 0;
+  std::vector<GpuKernelUnit> kernelUnits;  // the distinct kernels, in order of first use
+  std::vector<GpuLaunchInfo> launchInfo;   // per launch, in forward order
 };
 
 // Fills the GPU template's keys (FUNCTORS, LAUNCH_STRUCTS, KERNELS, PARAMS_FIELDS, INIT_PARAMS,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "magneto/driver/commands.h"
+#include "magneto/driver/resources.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
 
@@ -30,6 +31,9 @@ struct ReportOptions {
   CompileOptions compile;  // model, target (cpu|cuda|hip), shapes, passes, parallelOpt, common
   std::string device;      // "" = the target's default: cpu -> host, cuda -> h200, hip -> mi250x
   std::string jsonPath, dotPath, svgPath;  // "" = not written
+  // cuda/hip: where each launch's registers and shared memory come from (--resources):
+  // auto = ptxas when nvcc is found (driver/resources.h), else the cost model's estimates.
+  ResourceMode resources = ResourceMode::kAuto;
 };
 
 struct ReportGroup {
@@ -47,6 +51,9 @@ struct Report {
   int kernelsUnfused = 0, kernelsFused = 0;
   double latencyUnfusedUs = 0, latencyFusedUs = 0;
   std::vector<ReportGroup> groups;  // by id
+  // cuda/hip: every launch of the generated program with its resources and occupancy.
+  bool hasLaunches = false;
+  ResourceFeedback resources;
   std::unique_ptr<Graph> graph;     // after the pipeline
 };
 

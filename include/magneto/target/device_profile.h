@@ -44,6 +44,12 @@ struct DeviceProfile {
   double launchOverheadUs = 0;       // one kernel launch (or one parallel region on a CPU)
   double graphLaunchOverheadUs = 0;  // one kernel inside a captured CUDA/HIP graph
   double fp32FlopsPerCycle = 0;      // CPU only: per core (32 = one 512-bit FMA port)
+  // Occupancy granularity (include/magneto/target/resource_usage.h); optional, the defaults
+  // allocate exactly what a kernel uses.
+  int regAllocUnit = 1;          // registers per warp are allocated in units of this many
+  int regPartitions = 1;         // the SM's register file is this many equal parts (schedulers)
+  int smemAllocUnit = 1;         // shared memory per block is allocated in units of this many bytes
+  int smemReservedPerBlock = 0;  // bytes of shared memory the system takes per resident block
 
   bool isGpu() const { return kind == DeviceKind::kGpu; }
   bool isCpu() const { return kind == DeviceKind::kCpu; }

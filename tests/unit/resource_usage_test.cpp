@@ -1,0 +1,123 @@
+// Resource feedback: ptxas' verbose output parsed per entry (registers, spills, stack, static
+// shared memory, other architectures skipped), and the occupancy formula against numbers worked
+// by hand for the H200 profile (65536 registers in 4 files of 16384, allocated per warp in units
+// of 256; 64 warps and 32 blocks per SM; 228 KB of shared memory, 128-byte units, 1 KB reserved
+// per block).
+#include "magneto/target/resource_usage.h"
+
+#include <gtest/gtest.h>
+
+using namespace magneto;
+
+namespace {
+
+const char* kPtxasSample =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function '_ZN8mgr_abcd8mgk_abcdEPKNS_6MgArgsE' for 'sm_90'\n"
+    "ptxas info    : Function properties for _ZN8mgr_abcd8mgk_abcdEPKNS_6MgArgsE\n"
+    "    16 bytes stack frame, 24 bytes spill stores, 20 bytes spill loads\n"
+    "ptxas info    : Used 168 registers, used 1 barriers, 512 bytes smem, 384 bytes cmem[0]\n"
+    "ptxas info    : Compile time = 63.941 ms\n"
+    "ptxas info    : Compiling entry function '_Z5probeILm36864EEvv' for 'sm_90'\n"
+    "ptxas info    : Function properties for _Z5probeILm36864EEvv\n"
+    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 4 registers, used 0 barriers\n"
+    "ptxas info    : Compiling entry function '_Z1kPf' for 'sm_80'\n"
+    "ptxas info    : Function properties for _Z1kPf\n"
+    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 12 registers, used 1 barriers, 256 bytes smem\n";
+
+DeviceProfile h200() {
+  auto p = loadDeviceProfile("h200");
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? p.value() : DeviceProfile{};
+}
+
+}  // namespace
+
+TEST(PtxasParse, ReadsEveryEntryOfTheArchitecture) {
+  auto all = parsePtxasVerbose(kPtxasSample);
+  ASSERT_EQ(all.size(), 3u);
+  auto sm90 = parsePtxasVerbose(kPtxasSample, "sm_90");
+  ASSERT_EQ(sm90.size(), 2u);
+  const PtxasKernelUsage& k = sm90.at("_ZN8mgr_abcd8mgk_abcdEPKNS_6MgArgsE");
+  EXPECT_EQ(k.registers, 168);
+  EXPECT_EQ(k.stackBytes, 16);
+  EXPECT_EQ(k.spillStoreBytes, 24);
+  EXPECT_EQ(k.spillLoadBytes, 20);
+  EXPECT_EQ(k.staticSmemBytes, 512);  // not the 384 bytes of cmem
+  EXPECT_EQ(k.barriers, 1);
+  const PtxasKernelUsage& probe = sm90.at("_Z5probeILm36864EEvv");
+  EXPECT_EQ(probe.registers, 4);
+  EXPECT_EQ(probe.staticSmemBytes, 0);
+  EXPECT_EQ(all.at("_Z1kPf").registers, 12);
+  EXPECT_EQ(all.at("_Z1kPf").staticSmemBytes, 256);
+  EXPECT_TRUE(parsePtxasVerbose(kPtxasSample, "sm_75").empty());
+}
+
+TEST(PtxasParse, EntryWithoutUsedLineIsLeftOut) {
+  auto r = parsePtxasVerbose(
+      "ptxas info    : Compiling entry function 'a' for 'sm_90'\n"
+      "ptxas error   : something went wrong\n");
+  EXPECT_TRUE(r.empty());
+}
+
+TEST(Occupancy, H200HandComputed) {
+  DeviceProfile p = h200();
+  ASSERT_EQ(p.regAllocUnit, 256);
+  ASSERT_EQ(p.regPartitions, 4);
+  // 128 threads (4 warps), 128 registers: 4096 per warp, 16384/4096 = 4 warps per register file,
+  // 16 warps per SM -> 4 blocks, 16/64 warps.
+  Occupancy a = kernelOccupancy(128, 128, 16384, p);
+  EXPECT_EQ(a.blocksPerSm, 4);
+  EXPECT_EQ(a.limiter, "registers");
+  EXPECT_DOUBLE_EQ(a.fraction, 0.25);
+  // 168 registers: 5376 per warp, 3 per file, 12 warps -> 3 blocks of 4 warps = 18.75%.
+  Occupancy b = kernelOccupancy(128, 168, 36864, p);
+  EXPECT_EQ(b.blocksPerSm, 3);
+  EXPECT_DOUBLE_EQ(b.fraction, 0.1875);
+  // 40 registers round up to 1280 per warp (5 units): 12 warps per file, 48 per SM -> 12 blocks
+  // of 128 threads; smem 0 + 1 KB reserved allows 228, threads 16, blocks 32.
+  Occupancy c = kernelOccupancy(128, 40, 0, p);
+  EXPECT_EQ(c.blocksPerSm, 12);
+  EXPECT_DOUBLE_EQ(c.fraction, 0.75);
+  // 33 registers: 1056 -> 1280 per warp, the same as 40 (the allocation granularity).
+  EXPECT_EQ(kernelOccupancy(128, 33, 0, p).blocksPerSm, 12);
+  // 32 registers: 1024 per warp, 16 per file, 64 warps: the thread limit (16 blocks of 4 warps).
+  Occupancy d = kernelOccupancy(128, 32, 0, p);
+  EXPECT_EQ(d.blocksPerSm, 16);
+  EXPECT_EQ(d.limiter, "threads");
+  EXPECT_DOUBLE_EQ(d.fraction, 1.0);
+  // Shared memory: 64 KB + 1 KB reserved = 66560 bytes; 233472 / 66560 = 3 blocks of 8 warps.
+  Occupancy e = kernelOccupancy(256, 32, 65536, p);
+  EXPECT_EQ(e.blocksPerSm, 3);
+  EXPECT_EQ(e.limiter, "smem");
+  EXPECT_DOUBLE_EQ(e.fraction, 24.0 / 64.0);
+  // 1000 bytes + 1024 round up to 2048: 114 blocks by smem, so 32 threads-per-block blocks hit
+  // the 32-block limit: 32 blocks of 1 warp = 50%.
+  Occupancy f = kernelOccupancy(32, 16, 1000, p);
+  EXPECT_EQ(f.blocksPerSm, 32);
+  EXPECT_EQ(f.limiter, "blocks");
+  EXPECT_DOUBLE_EQ(f.fraction, 0.5);
+  // 255 registers: 8160 -> 8192 per warp, 2 per file, 8 warps: one block of 256 threads.
+  EXPECT_DOUBLE_EQ(kernelOccupancy(256, 255, 0, p).fraction, 8.0 / 64.0);
+  // Nothing fits: too many registers or too much shared memory for one block.
+  EXPECT_EQ(kernelOccupancy(128, 256, 0, p).blocksPerSm, 0);
+  EXPECT_EQ(kernelOccupancy(128, 32, 228 * 1024, p).blocksPerSm, 0);
+  // 1024 threads (32 warps) of 64 registers: 2048 per warp, 8 per file, 32 warps: one block.
+  EXPECT_EQ(kernelOccupancy(1024, 64, 0, p).blocksPerSm, 1);
+  EXPECT_EQ(kernelOccupancy(1024, 65, 0, p).blocksPerSm, 0);  // 2304 per warp: 7 per file, 28 < 32
+}
+
+TEST(Occupancy, WithoutGranularityKeysAllocatesExactly) {
+  DeviceProfile p = h200();
+  p.regAllocUnit = 1;
+  p.regPartitions = 1;
+  p.smemAllocUnit = 1;
+  p.smemReservedPerBlock = 0;
+  // 40 registers x 32 = 1280 per warp: 65536 / 1280 = 51 warps -> 12 blocks of 4 warps.
+  EXPECT_EQ(kernelOccupancy(128, 40, 0, p).blocksPerSm, 12);
+  // 36 registers: 1152 per warp, 56 warps -> 14 blocks (with the granularity: 1280, 12 blocks).
+  EXPECT_EQ(kernelOccupancy(128, 36, 0, p).blocksPerSm, 14);
+  EXPECT_EQ(kernelOccupancy(128, 36, 0, h200()).blocksPerSm, 12);
+}
