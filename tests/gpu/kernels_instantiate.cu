@@ -128,7 +128,8 @@ extern void* const kAllKernels[];
 // conv, a pool and a 128x64 GEMM member; two recurrent ones).
 void* const kAllKernels[] = {MG_GEMM(32, 32, 128) MG_GEMM(128, 16, 128) MG_GEMV(1, 8) MG_GEMV(16, 8)
                              MG_REC(64, 64) MG_REC(4096, 256)
-                             (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK};
+                             (void*)&mapLeakyK, (void*)&jointK, (void*)&jointRecurrentK,
+                             (void*)&wavefrontResetK};  // defined above: referenced in both parts
 #else
 void* const kAllKernels[] = {
     MG_GEMM_TILES(MG_GEMM) MG_GEMV_TILES(MG_GEMV) MG_MEMORY_TILES(MG_MEM) MG_RECURRENT_TILES(MG_REC)
