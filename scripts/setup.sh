@@ -15,6 +15,9 @@ pkgs=(
   clang libclang-rt-14-dev
   # HIP compiler for tests/gpu's compile check of the GPU kernels (gfx90a; no AMD GPU needed).
   hipcc libamdhip64-dev rocm-device-libs
+  # ccache: the examples stage builds one package twice (add_subdirectory, then on its own for
+  # find_package); a cache private to that run compiles its runtime once (examples/run_examples.sh).
+  ccache
 )
 # Node.js and npm: any install that provides both commands will do (NodeSource's nodejs package
 # bundles npm and conflicts with Debian's npm package, so test for the commands, not the packages).
