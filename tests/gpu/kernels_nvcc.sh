@@ -3,7 +3,8 @@
 # tile configuration, plus a joint kernel) with the real GPU compilers, warnings as errors:
 #   nvcc to PTX for compute_90 (-Werror all-warnings), and a part of it (MG_PTXAS_SET: GEMM, GEMV, conv,
 #   recurrent and joint kernels) optimized through ptxas for sm_90: its register and spill figures;
-#   the fp16 tensor-core programs (kernels_fp16_instantiate.cu) with nvcc for sm_80;
+#   the fp16 tensor-core programs (kernels_fp16_instantiate.cu) to PTX for compute_80, and their
+#   MG_PTXAS_SET part (the smallest tile, the joint kernel) through ptxas for sm_80;
 #   hipcc --offload-arch=gfx90a -Werror, front end only (-fsyntax-only: see below; wavefront of
 #   64: nothing in the library may assume a warp of 32).
 # Other architectures are left to the packages (tests/e2e/run_gpu_targets.sh part 2 and the
@@ -54,9 +55,17 @@ if [ -n "$nvcc" ]; then
   start nvcc nvcc_ptx_and_ptxas
   # --precision fp16: the tensor-core (wmma) programs for sm_80, the oldest architecture the
   # packages target (sm_90 doubled the time: 4.4 min for both on a loaded machine).
-  start nvcc_fp16 "$nvcc" -std=c++17 -O3 -Werror all-warnings \
-    -gencode arch=compute_80,code=sm_80 \
-    -c "$src/tests/gpu/kernels_fp16_instantiate.cu" -o "$work/kernels_fp16_cuda.o"
+  # As above: every tile to PTX with cicc's optimizer off, then the MG_PTXAS_SET part (the smallest
+  # tile and the joint kernel) optimized and through ptxas; all 19 kernels through both took
+  # 72 CPU-s of this test's 160.
+  nvcc_fp16_ptx_and_ptxas() {
+    local f16="$src/tests/gpu/kernels_fp16_instantiate.cu"
+    "$nvcc" -std=c++17 -O3 -Werror all-warnings -arch=compute_80 --ptx -Xcicc -O0 "$f16" \
+      -o "$work/kernels_fp16_cuda.ptx" &&
+      "$nvcc" -std=c++17 -O3 -Werror all-warnings -DMG_PTXAS_SET -gencode arch=compute_80,code=sm_80 \
+        -c "$f16" -o "$work/kernels_fp16_cuda.o"
+  }
+  start nvcc_fp16 nvcc_fp16_ptx_and_ptxas
 else
   echo "=================================================================="
   echo "SKIPPED: nvcc not found (PATH, /usr/local/cuda/bin, \$NVCC):"
