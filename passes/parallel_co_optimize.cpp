@@ -24,6 +24,7 @@
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
 
+#include "group_order.h"
 #include "merge_common.h"
 
 namespace magneto {
@@ -38,28 +39,6 @@ std::string us(double v) { return std::isfinite(v) ? fmt::format("{:.2f} us", v)
 
 std::string percent(double after, double before) {
   return fmt::format("{:+.1f}%", before > 0 ? 100.0 * (after - before) / before : 0.0);
-}
-
-// Every input is defined before its use, in the current node order.
-bool isTopological(const Graph& g) {
-  std::unordered_set<const Node*> seen;
-  for (const Node* n : g.nodes()) {
-    for (const Value* v : n->inputs())
-      if (v && v->producer() && !seen.count(v->producer())) return false;
-    seen.insert(n);
-  }
-  return true;
-}
-
-// Every marked group's members form one contiguous run.
-bool groupsContiguous(const Graph& g) {
-  std::set<int> closed;
-  int prev = -1;
-  for (const Node* n : g.nodes()) {
-    if (n->group() != prev && n->group() >= 0 && !closed.insert(n->group()).second) return false;
-    prev = n->group();
-  }
-  return true;
 }
 
 class CoOptimizer {
@@ -93,7 +72,7 @@ class CoOptimizer {
       }
       CoOptimizeDecision d = decide(members);
       std::string why;
-      if (d.strategy != "none" && !makeContiguous(members, why)) {
+      if (d.strategy != "none" && !group_order::makeContiguous(g_, members, why)) {
         d.reason = fmt::format("{} ({}) declined: {}", d.strategy, d.reason, why);
         d.strategy = "none";
       }
@@ -174,49 +153,6 @@ class CoOptimizer {
     if (p_.isGpu())
       d.reason += fmt::format("; streams {} ({})", us(d.streamsUs), percent(d.streamsUs, seq));
     return d;
-  }
-
-  // Moves the members next to each other: every non-member between the first and the last member
-  // that depends on a member (or shares a group with one that does) goes after the group; the
-  // rest stays before it. On failure the old order is restored and `why` says what went wrong.
-  bool makeContiguous(const std::vector<Node*>& members, std::string& why) {
-    std::vector<Node*> order = g_.nodes();
-    std::unordered_map<const Node*, size_t> pos;
-    for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
-    std::unordered_set<const Node*> memberSet(members.begin(), members.end());
-    size_t first = order.size(), last = 0;
-    for (const Node* m : members) {
-      first = std::min(first, pos.at(m));
-      last = std::max(last, pos.at(m));
-    }
-    if (last - first + 1 == members.size()) return true;
-    std::unordered_set<const Node*> after;
-    std::set<int> afterGroups;
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (size_t i = first; i <= last; ++i) {
-        Node* n = order[i];
-        if (memberSet.count(n) || after.count(n)) continue;
-        bool dep = n->group() >= 0 && afterGroups.count(n->group());
-        for (const Value* v : n->inputs())
-          dep |= v && v->producer() && (memberSet.count(v->producer()) || after.count(v->producer()));
-        if (!dep) continue;
-        after.insert(n);
-        if (n->group() >= 0) afterGroups.insert(n->group());
-        grew = true;
-      }
-    }
-    Node* anchor = last + 1 < order.size() ? order[last + 1] : nullptr;
-    for (size_t i = first; i <= last; ++i)
-      if (memberSet.count(order[i])) g_.moveBefore(order[i], anchor);
-    for (size_t i = first; i <= last; ++i)
-      if (after.count(order[i])) g_.moveBefore(order[i], anchor);
-    bool topo = isTopological(g_), runs = groupsContiguous(g_);
-    if (topo && runs) return true;
-    for (Node* n : order) g_.moveBefore(n, nullptr);
-    why = !topo ? "no topological order puts the members next to each other"
-                : "making them contiguous would split an earlier group";
-    return false;
   }
 
   Graph& g_;

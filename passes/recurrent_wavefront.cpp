@@ -38,6 +38,8 @@
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
 
+#include "group_order.h"
+
 namespace magneto {
 namespace {
 
@@ -149,7 +151,7 @@ class WavefrontFormer {
           if (i < links.size()) members.push_back(links[i]);
         }
         std::string cwhy;
-        if (!makeContiguous(members, cwhy)) {
+        if (!group_order::makeContiguous(g_, members, cwhy)) {
           pg.strategy = "none";
           pg.reason = "wavefront refused: " + cwhy;
           pg.kernelsAfter = pg.kernelsBefore;
@@ -180,55 +182,6 @@ class WavefrontFormer {
 
  private:
   void log(const std::string& line) const { ctx_.trace(kWavefrontPass, line); }
-
-  bool topological() const {
-    std::unordered_set<const Node*> done;
-    for (const Node* n : g_.nodes()) {
-      for (const Value* v : n->inputs())
-        if (v && v->producer() && !done.count(v->producer())) return false;
-      done.insert(n);
-    }
-    return true;
-  }
-  bool groupsContiguous() const {
-    std::set<int> closed;
-    int prev = -1;
-    for (const Node* n : g_.nodes()) {
-      if (n->group() != prev && n->group() >= 0 && !closed.insert(n->group()).second) return false;
-      prev = n->group();
-    }
-    return true;
-  }
-
-  // The members next to each other, in their order: non-members between the first and the last
-  // that depend on a member (or on such a node) go after the group, the rest before it.
-  bool makeContiguous(const std::vector<Node*>& members, std::string& why) {
-    std::vector<Node*> order = g_.nodes();
-    std::unordered_map<const Node*, size_t> pos;
-    for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
-    std::unordered_set<const Node*> memberSet(members.begin(), members.end());
-    size_t first = order.size(), last = 0;
-    for (const Node* m : members) first = std::min(first, pos.at(m)), last = std::max(last, pos.at(m));
-    if (last - first + 1 == members.size()) return true;
-    std::unordered_set<const Node*> after;
-    for (size_t i = first; i <= last; ++i) {
-      Node* n = order[i];
-      if (memberSet.count(n)) continue;
-      bool dep = false;
-      for (const Value* v : n->inputs())
-        dep |= v && v->producer() && (memberSet.count(v->producer()) || after.count(v->producer()));
-      if (dep) after.insert(n);
-    }
-    Node* anchor = last + 1 < order.size() ? order[last + 1] : nullptr;
-    for (size_t i = first; i <= last; ++i)
-      if (memberSet.count(order[i])) g_.moveBefore(order[i], anchor);
-    for (size_t i = first; i <= last; ++i)
-      if (after.count(order[i])) g_.moveBefore(order[i], anchor);
-    if (topological() && groupsContiguous()) return true;
-    for (Node* n : order) g_.moveBefore(n, nullptr);
-    why = "no topological order puts the layers next to each other";
-    return false;
-  }
 
   Graph& g_;
   PassContext& ctx_;
