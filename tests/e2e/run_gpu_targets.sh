@@ -349,9 +349,9 @@ nvcc=/usr/local/cuda/bin/nvcc
 #   full    the package's own CMake build (configure, compile, archive): squeezenet1_1_small for
 #           gfx90a (its cuda package is built for sm_80;sm_90, what a user gets by default, by the
 #           examples stage), inception_block_small (joint kernels) for sm_90 and gfx90a;
-#   ptx     the other models' cuda packages, same CMake build with ARCH=80-virtual and
-#           CMAKE_CUDA_FLAGS=-Xcicc -O0: nvcc's front end (its warnings) and PTX generation,
-#           without cicc's optimizer and ptxas (ptxas was 130 of the 158 s of seq2seq_small);
+#   ptx     the other models' cuda sources through nvcc to PTX for compute_80 with the package's
+#           flags and -Xcicc -O0: nvcc's front end (its warnings) and PTX generation, without
+#           cicc's optimizer and ptxas (ptxas was 130 of the 158 s of seq2seq_small);
 #   syntax  the other models' hip sources through hipcc -fsyntax-only with the package's flags:
 #           clang's semantic analysis of the host and of the gfx90a device side, where its
 #           warnings come from, without the AMDGPU back end (60 of seq2seq_small's 66 s).
@@ -370,13 +370,18 @@ build_one() {
   if [ "$mode" = syntax ]; then
     hipcc -std=c++17 -O3 -fPIC --offload-arch=gfx90a -Werror -Wno-unused-command-line-argument \
       -I"$pkg" -fsyntax-only "$pkg/$m.hip" >> "$pkg.log" 2>&1
+  elif [ "$mode" = ptx ]; then
+    # ptx: the package's source with the flags its CMake gives nvcc (C++17, -O3 -DNDEBUG, -fPIC,
+    # warnings as errors), to PTX with cicc's optimizer off (-Xcicc -O0): the front end, where
+    # nvcc's warnings come from, and PTX generation see every kernel (seq2seq_small's PTX took 23
+    # CPU-s, 3 without the optimizer). nvcc directly, not the package's CMake: configuring CUDA
+    # (compiler identification, CUDAToolkit) cost more than the compile; the full builds above and
+    # the examples stage configure and build cuda packages with CMake as users do.
+    "$nvcc" -std=c++17 -O3 -DNDEBUG -Xcompiler -fPIC -Werror=all-warnings -arch=compute_80 --ptx \
+      -Xcicc -O0 -I"$pkg" "$pkg/$m.cu" -o "$pkg/$m.ptx" >> "$pkg.log" 2>&1
   else
-    # ptx: cicc's optimizer off (-Xcicc -O0): the front end, where nvcc's warnings come from, and
-    # PTX generation see every kernel; seq2seq_small's PTX took 23 CPU-s, 3 without the optimizer.
-    local cuda_flags=()
-    [ "$mode" = ptx ] && cuda_flags=("-DCMAKE_CUDA_FLAGS=-Xcicc -O0")
     cmake -S "$pkg" -B "$pkg/build" -DCMAKE_BUILD_TYPE=Release -D"${m}_WERROR=ON" \
-      -DCMAKE_CUDA_COMPILER="$nvcc" "${arch_args[@]}" "${cuda_flags[@]}" >> "$pkg.log" 2>&1 &&
+      -DCMAKE_CUDA_COMPILER="$nvcc" "${arch_args[@]}" >> "$pkg.log" 2>&1 &&
       cmake --build "$pkg/build" -j 1 --target "$m" >> "$pkg.log" 2>&1
   fi
   if [ $? -eq 0 ]; then
@@ -428,7 +433,7 @@ for j in "${jobs[@]}"; do
   case "$t/$mode/$arch" in
     cuda/full/default) what="cuda package of $m built for sm_80;sm_90 (CMake, nvcc)" ;;
     cuda/full/*) what="cuda package of $m built for sm_$arch (CMake, nvcc)" ;;
-    cuda/ptx/*) what="cuda package of $m built to PTX for compute_80 (CMake, nvcc -Xcicc -O0, no ptxas)" ;;
+    cuda/ptx/*) what="cuda source of $m through nvcc to PTX for compute_80 (-Xcicc -O0, no ptxas)" ;;
     hip/full/*) what="hip package of $m built for gfx90a (CMake, hipcc)" ;;
     *) what="hip source of $m through hipcc -fsyntax-only for gfx90a" ;;
   esac
