@@ -46,6 +46,27 @@ constexpr int kScratchAlign = 256;
 
 bool needed(const Value* v) { return v && (v->hasUses() || v->isGraphOutput()); }
 
+// A float copy over `dims` (n elements) from `in` read with `inStrides` to `out` written with
+// `outStrides`: the map program the recurrent lowerings use to transpose R and W once per run.
+GpuItem transposeItem(const std::string& what, int64_t n, const std::vector<int64_t>& dims,
+                      const std::string& in, const std::vector<int64_t>& inStrides,
+                      const std::string& out, const std::vector<int64_t>& outStrides) {
+  GpuItem t;
+  const std::string copy = "mgk::Copy<float>, 4, 256";
+  t.paramsType = "mgk::MapParams";
+  t.program = "mgk::mapBlock<" + copy + ">";
+  t.blocks = "mgk::mapBlocks<" + copy + ">";
+  t.smem = "mgk::mapSmemBytes<" + copy + ">";
+  t.threads = 256;
+  t.tile = "items4 " + what + " transposed";
+  t.init = fmt::format(
+      "p.n = {}; p.rank = {}; p.nin = 1; mgSet(p.dims, {});\n"
+      "p.in[0] = {}; p.inOffset[0] = 0; mgSet(p.inStrides[0], {});\n"
+      "p.out = {}; p.outOffset = 0; mgSet(p.outStrides, {});\n",
+      n, dims.size(), intList(dims), in, intList(inStrides), out, intList(outStrides));
+  return t;
+}
+
 struct Shape {
   int gates = 0;
   int64_t dirs = 1, seq = 0, batch = 0, input = 0, hidden = 0;
@@ -143,20 +164,8 @@ Expected<std::vector<GpuItem>> recurrentItems(const Node& n, const TileConfig& t
   proj.tile += " projection";
 
   // rt[d][kk][q] = R[d][q][kk]: a copy over rt's index space (d, kk, q).
-  GpuItem transpose;
-  const std::string copy = "mgk::Copy<float>, 4, 256";
-  transpose.paramsType = "mgk::MapParams";
-  transpose.program = "mgk::mapBlock<" + copy + ">";
-  transpose.blocks = "mgk::mapBlocks<" + copy + ">";
-  transpose.smem = "mgk::mapSmemBytes<" + copy + ">";
-  transpose.threads = 256;
-  transpose.tile = "items4 R transposed";
-  transpose.init = fmt::format(
-      "p.n = {}; p.rank = 3; p.nin = 1; mgSet(p.dims, {});\n"
-      "p.in[0] = {}; p.inOffset[0] = 0; mgSet(p.inStrides[0], {});\n"
-      "p.out = {}; p.outOffset = 0; mgSet(p.outStrides, {});\n",
-      s.dirs * s.hidden * gh, intList({s.dirs, s.hidden, gh}), cx.ptr(r), intList({gh * s.hidden, 1, s.hidden}),
-      rt, intList({s.hidden * gh, gh, 1}));
+  GpuItem transpose = transposeItem("R", s.dirs * s.hidden * gh, {s.dirs, s.hidden, gh}, cx.ptr(r),
+                                     {gh * s.hidden, 1, s.hidden}, rt, {s.hidden * gh, gh, 1});
 
   int hmax = 64;
   while (hmax < s.hidden) hmax *= 2;
@@ -251,20 +260,8 @@ Expected<std::vector<GpuItem>> lowerRecurrentWavefront(const std::vector<const N
     // W^T: wt[kk][q] = W[0][q][kk], so that the per-step input product reads consecutive words.
     const int64_t gh = s.gates * s.hidden;
     std::string wt = cx.scratch(s.input * gh * 4);
-    GpuItem transpose;
-    const std::string copy = "mgk::Copy<float>, 4, 256";
-    transpose.paramsType = "mgk::MapParams";
-    transpose.program = "mgk::mapBlock<" + copy + ">";
-    transpose.blocks = "mgk::mapBlocks<" + copy + ">";
-    transpose.smem = "mgk::mapSmemBytes<" + copy + ">";
-    transpose.threads = 256;
-    transpose.tile = "items4 W transposed";
-    transpose.init = fmt::format(
-        "p.n = {}; p.rank = 2; p.nin = 1; mgSet(p.dims, {});\n"
-        "p.in[0] = {}; p.inOffset[0] = 0; mgSet(p.inStrides[0], {});\n"
-        "p.out = {}; p.outOffset = 0; mgSet(p.outStrides, {});\n",
-        s.input * gh, intList({s.input, gh}), cx.ptr(n.input(1)), intList({1, s.input}), wt, intList({gh, 1}));
-    phase0.push_back(transpose);
+    phase0.push_back(transposeItem("W", s.input * gh, {s.input, gh}, cx.ptr(n.input(1)), {1, s.input}, wt,
+                                   {gh, 1}));
     const Value* b = n.input(3);
     init += fmt::format("p.wt[{0}] = reinterpret_cast<const float*>({1}); p.wb[{0}] = {2}; p.input[{0}] = {3};\n", l, wt,
                         b ? cx.typedPtr("float", b, true) : std::string("nullptr"), s.input);
