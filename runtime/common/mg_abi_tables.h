@@ -39,5 +39,50 @@ struct CopyDesc {
   int32_t slot;    // the slot whose bytes it receives
 };
 
+// ---- Dynamic dimensions (packages compiled with `--dynamic NAME=LO..HI`) ----
+// A static package leaves every table below empty. In a dynamic one, a symbol is a named dimension
+// with a declared range, bound at run time from one dimension of one input. A slot's SlotDesc
+// holds its largest shape (every symbol at its maximum: what the arena is planned for); the
+// DynEntry rows say which of its dims (or, for a small int64/int32 tensor of shape data, which of
+// its elements) are expressions of the symbols, evaluated whenever the input dims change.
+struct SymbolDesc {
+  const char* name;  // the model's dim_param (or the name given to --dynamic)
+  int64_t lo;        // declared range, inclusive
+  int64_t hi;
+  int32_t input;  // bound from inputs[input] ...
+  int32_t dim;    // ... dimension `dim`
+};
+
+// Dimension expressions are postfix integer programs in one int64 array (Program's dimCode);
+// each ends with kDimEnd. kDimConst and kDimSym take the next word as their operand (the value,
+// the symbol's index). Division rounds toward minus infinity (kDimFloorDiv, kDimMod) or plus
+// infinity (kDimCeilDiv); a division by zero or an overflow makes the shape invalid (refused).
+enum DimOp : int64_t {
+  kDimEnd = 0,
+  kDimConst = 1,
+  kDimSym = 2,
+  kDimAdd = 3,
+  kDimSub = 4,
+  kDimMul = 5,
+  kDimFloorDiv = 6,
+  kDimCeilDiv = 7,
+  kDimMod = 8,
+  kDimMin = 9,
+  kDimMax = 10,
+};
+
+enum DynKind : int32_t {
+  kDynDim = 0,      // slots[slot].dims[index] = expression
+  kDynElement = 1,  // element `index` of slot `slot` (int64 or int32 shape data) = expression
+};
+
+// One run-time fact: the expression starting at dimCode[code] gives a slot's dim or element.
+struct DynEntry {
+  int32_t slot;
+  int32_t kind;  // DynKind
+  int32_t index;
+  int32_t code;
+};
+
 }  // namespace abi
 }  // namespace mgrt

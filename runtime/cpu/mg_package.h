@@ -29,6 +29,7 @@ namespace pkg {
 
 // The tables and status codes every target shares (runtime/common/mg_abi.h).
 using abi::CopyDesc;
+using abi::DynEntry;
 using abi::kArena;
 using abi::kErrInvalidArgument;
 using abi::kErrOutOfMemory;
@@ -41,6 +42,7 @@ using abi::kWeights;
 using abi::PortDesc;
 using abi::SlotDesc;
 using abi::StorageKind;
+using abi::SymbolDesc;
 
 struct StepDesc {
   const char* op;
@@ -83,6 +85,13 @@ struct Program {
   const int32_t* regionOrder;
   const CopyDesc* copies;  // graph outputs no step writes (an input or constant returned as is)
   int numCopies;
+  // Dynamic dimensions (mg_abi_tables.h); null and 0 in a static package, whose NAME.cpp leaves
+  // them out of its initializer.
+  const SymbolDesc* symbols = nullptr;
+  int numSymbols = 0;
+  const int64_t* dimCode = nullptr;
+  const DynEntry* dyn = nullptr;
+  int numDyn = 0;
 };
 
 // A handle: NAME_model in the package's header is this type under the package's name.
