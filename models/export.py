@@ -10,6 +10,11 @@ constant folding) to OUT/NAME/model.onnx and one test data set OUT/NAME/test_dat
 {input_0.pb, output_0.pb} holding a seeded random input and PyTorch's output for it, plus
 OUT/NAME/meta.json (shapes, versions, timings, output statistics).
 
+--dynamic (issue #17) exports the models of DYNAMIC_AXES with their batch (and sequence) axes
+symbolic (`dim_param`s "batch", "seq") into OUT/NAME[_small]_dynamic/, with one test data set per
+binding of DYNAMIC_AXES[NAME]["sets"] (test_data_set_K, each at its own shape, PyTorch's outputs)
+and meta.json's "dynamic" giving the ranges for `magnetoc check --dynamic batch=LO..HI ...`.
+
 --small exports the same architectures at small spatial sizes (for fast CI) into OUT/NAME_small/
 (the models of zoo_models.py also shrink widths and depths there). A model whose model.onnx and
 test data already exist is skipped unless --force is given.
@@ -100,6 +105,24 @@ MODELS.update(zoo_models.MODELS)
 
 DEFAULT_MODELS = ["inception_v3", "squeezenet1_1", "resnext50_32x4d"]
 
+# --dynamic: model -> the symbolic axes of each input ({input: {axis: dim_param}}), the declared
+# range of each dim_param, and the bindings the test data sets are made at. A binding may leave a
+# symbol out: it then keeps the export's size.
+DYNAMIC_AXES = {
+    "inception_v3": {"axes": {"input": {0: "batch"}}, "ranges": {"batch": (1, 8)},
+                     "sets": [{"batch": 1}, {"batch": 3}, {"batch": 8}]},
+    "resnext50_32x4d": {"axes": {"input": {0: "batch"}}, "ranges": {"batch": (1, 8)},
+                        "sets": [{"batch": 1}, {"batch": 3}, {"batch": 8}]},
+    # x: [B, T, C]
+    "bert_layers": {"axes": {"input": {0: "batch", 1: "seq"}},
+                    "ranges": {"batch": (1, 8), "seq": (1, 64)},
+                    "sets": [{"batch": 1, "seq": 5}, {"batch": 3, "seq": 32}, {"batch": 8, "seq": 17}]},
+    # src: [S, B], tgt: [T, B] (T is the unrolled decoder's length: static)
+    "seq2seq": {"axes": {"src": {0: "seq", 1: "batch"}, "tgt": {1: "batch"}},
+                "ranges": {"batch": (1, 8), "seq": (1, 40)},
+                "sets": [{"batch": 1, "seq": 3}, {"batch": 3, "seq": 12}, {"batch": 8, "seq": 27}]},
+}
+
 
 def _scripts_digest():
     h = hashlib.sha1()
@@ -144,9 +167,11 @@ def settle_batchnorm(model, specs, batches, batch_size, gen):
     return len(bns)
 
 
-def onnx_export(model, xs, names, path, opset, output_names=("output",)):
+def onnx_export(model, xs, names, path, opset, output_names=("output",), dynamic_axes=None):
     kw = dict(export_params=True, opset_version=opset, do_constant_folding=True,
               input_names=list(names), output_names=list(output_names))
+    if dynamic_axes:
+        kw["dynamic_axes"] = dynamic_axes
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kw["dynamo"] = False  # torch >= 2.5: keep the TorchScript exporter (static, opset 13)
     # Not under torch.no_grad(): some layers (attention) only export outside it.
@@ -270,6 +295,84 @@ def export_one(name, out_dir, small, args, keep=None):
     return ok
 
 
+def bound_spec(spec, axes, binding):
+    """`spec` with its symbolic axes (axis -> dim_param) set to the binding's values."""
+    shape = list(spec.shape)
+    for axis, sym in axes.get(spec.name, {}).items():
+        if sym in binding:
+            shape[axis] = binding[sym]
+    return spec._replace(shape=tuple(shape))
+
+
+def export_dynamic(name, out_dir, small, args):
+    """Exports NAME with the symbolic axes of DYNAMIC_AXES[NAME] into NAME[_small]_dynamic/, one
+    test data set per binding (inputs seeded per set, outputs from PyTorch at that shape)."""
+    dyn = DYNAMIC_AXES[name]
+    ctor, full, small_shape, doc = MODELS[name]
+    if isinstance(ctor, tuple):
+        ctor = ctor[1] if small else ctor[0]
+    specs = input_specs(small_shape if small else full)
+    folder = os.path.join(out_dir, name + ("_small" if small else "") + "_dynamic")
+    model_path = os.path.join(folder, "model.onnx")
+    os.makedirs(folder, exist_ok=True)
+    torch.manual_seed(args.seed)
+    model = ctor()
+    opset = getattr(model, "export_opset", args.opset)
+    gen = torch.Generator().manual_seed(args.seed + 1)
+    settle_batchnorm(model, specs, args.bn_batches, args.bn_batch_size, gen)
+    out_names = list(getattr(model, "output_names", ["output"]))
+
+    data_gen = torch.Generator().manual_seed(args.seed + 2)
+    xs = [make_input(s, data_gen) for s in specs]
+    axes = {n: dict(a) for n, a in dyn["axes"].items()}
+    tmp = model_path + ".tmp"
+    onnx_export(model, xs, [s.name for s in specs], tmp, opset, out_names, dynamic_axes=axes)
+    m = onnx.load(tmp)
+    onnx.checker.check_model(m)
+    for vi in m.graph.input:  # the exporter must have kept every declared axis symbolic
+        dims = vi.type.tensor_type.shape.dim
+        for axis, sym in axes.get(vi.name, {}).items():
+            if dims[axis].dim_param != sym:
+                raise RuntimeError(f"input {vi.name} dim {axis} is not symbolic '{sym}' in the export")
+    graph_outs = [o.name for o in m.graph.output]
+    os.replace(tmp, model_path)
+
+    sets = []
+    for k, binding in enumerate(dyn["sets"]):
+        data_dir = os.path.join(folder, f"test_data_set_{k}")
+        os.makedirs(data_dir, exist_ok=True)
+        for f in os.listdir(data_dir):
+            if f.startswith(("input_", "output_")) and f.endswith(".pb"):
+                os.remove(os.path.join(data_dir, f))
+        bxs = [make_input(bound_spec(s, dyn["axes"], binding), data_gen) for s in specs]
+        with torch.no_grad():
+            ys = model(*bxs)
+        ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
+        ys = ys[:len(graph_outs)]
+        for i, (x, s) in enumerate(zip(bxs, specs)):
+            save_tensor(x.numpy(), s.name, os.path.join(data_dir, f"input_{i}.pb"))
+        for i, (y, y_name) in enumerate(zip(ys, graph_outs)):
+            save_tensor(y.detach().numpy(), y_name, os.path.join(data_dir, f"output_{i}.pb"))
+        y0 = ys[0].detach().numpy()
+        if not np.isfinite(y0).all() or float(y0.std()) <= 1e-3:
+            raise RuntimeError(f"binding {binding}: dead or exploding output (std {float(y0.std()):.3g})")
+        sets.append({"binding": binding, "inputs": [list(x.shape) for x in bxs],
+                     "outputs": [list(y.shape) for y in ys], "std": float(y0.std())})
+    meta = {"name": name, "small": small, "description": doc, "opset": opset, "seed": args.seed,
+            "dynamic": {sym: list(r) for sym, r in dyn["ranges"].items()},
+            "dynamic_flags": [t for sym, (lo, hi) in dyn["ranges"].items() for t in ("--dynamic", f"{sym}={lo}..{hi}")],
+            "axes": {n: {str(a): sym for a, sym in ax.items()} for n, ax in dyn["axes"].items()},
+            "sets": sets, "nodes": len(m.graph.node),
+            "torch": torch.__version__, "onnx": onnx.__version__,
+            "tolerance": {"rtol": 1e-3, "atol": max(1e-5, round(1e-3 * min(s["std"] for s in sets), 6))}}
+    with open(os.path.join(folder, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    print(f"[{name}] dynamic ok: {model_path} " + " ".join(meta["dynamic_flags"]) + " sets: " +
+          "; ".join(",".join(f"{k}={v}" for k, v in st["binding"].items()) for st in sets))
+    return True
+
+
 def _shape_json(shape):
     specs = input_specs(shape)
     if len(specs) == 1 and specs[0].name == "input" and specs[0].dtype == "float32":
@@ -293,6 +396,9 @@ def parse_args(argv=None):
                     help="comma-separated; 'all' for every model. Known: " + ", ".join(MODELS))
     ap.add_argument("--small", action="store_true", help="small spatial sizes, folders NAME_small")
     ap.add_argument("--force", action="store_true", help="re-export even when up to date")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="symbolic batch/sequence axes, one test data set per binding, folders "
+                         "NAME[_small]_dynamic (models: " + ", ".join(DYNAMIC_AXES) + ")")
     ap.add_argument("--opset", type=int, default=13)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--bn-batches", type=int, default=10)
@@ -316,9 +422,15 @@ def main():
         return 2
     os.makedirs(args.out, exist_ok=True)
     failed = []
+    if args.dynamic:
+        unknown = [n for n in names if n not in DYNAMIC_AXES]
+        if unknown:
+            print(f"no dynamic axes declared for: {', '.join(unknown)} (known: {', '.join(DYNAMIC_AXES)})",
+                  file=sys.stderr)
+            return 2
     for n in names:
         try:
-            if not export_one(n, args.out, args.small, args):
+            if not (export_dynamic if args.dynamic else export_one)(n, args.out, args.small, args):
                 failed.append(n)
         except Exception as e:  # keep going: report every model
             print(f"[{n}] FAILED: {type(e).__name__}: {e}", file=sys.stderr)
