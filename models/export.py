@@ -314,6 +314,21 @@ def export_dynamic(name, out_dir, small, args):
     specs = input_specs(small_shape if small else full)
     folder = os.path.join(out_dir, name + ("_small" if small else "") + "_dynamic")
     model_path = os.path.join(folder, "model.onnx")
+    meta_path = os.path.join(folder, "meta.json")
+    config = {"opset": args.opset, "seed": args.seed, "bn_batches": args.bn_batches,
+              "bn_batch_size": args.bn_batch_size, "torch": torch.__version__,
+              "scripts": _scripts_digest(), "dynamic": repr(dyn)}
+    if not args.force and os.path.exists(model_path) and os.path.exists(meta_path):
+        try:
+            with open(meta_path) as f:
+                old = json.load(f)
+        except ValueError:
+            old = {}
+        if old.get("config") == config and all(
+                os.path.exists(os.path.join(folder, f"test_data_set_{k}", "output_0.pb"))
+                for k in range(len(dyn["sets"]))):
+            print(f"[{name}] dynamic, up to date: {folder}")
+            return True
     os.makedirs(folder, exist_ok=True)
     torch.manual_seed(args.seed)
     model = ctor()
@@ -362,10 +377,10 @@ def export_dynamic(name, out_dir, small, args):
             "dynamic": {sym: list(r) for sym, r in dyn["ranges"].items()},
             "dynamic_flags": [t for sym, (lo, hi) in dyn["ranges"].items() for t in ("--dynamic", f"{sym}={lo}..{hi}")],
             "axes": {n: {str(a): sym for a, sym in ax.items()} for n, ax in dyn["axes"].items()},
-            "sets": sets, "nodes": len(m.graph.node),
+            "sets": sets, "nodes": len(m.graph.node), "config": config,
             "torch": torch.__version__, "onnx": onnx.__version__,
             "tolerance": {"rtol": 1e-3, "atol": max(1e-5, round(1e-3 * min(s["std"] for s in sets), 6))}}
-    with open(os.path.join(folder, "meta.json"), "w") as f:
+    with open(meta_path, "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
     print(f"[{name}] dynamic ok: {model_path} " + " ".join(meta["dynamic_flags"]) + " sets: " +
