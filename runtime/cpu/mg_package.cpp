@@ -255,6 +255,15 @@ int initDynamic(Model* m) {
         return bad(dynEntryName(p, e) + ": not an element of an int64/int32 tensor the run writes");
     }
   }
+  // Every symbol is bound from its input dim: that dim's entry is the lone symbol.
+  for (int k = 0; k < p.numSymbols; ++k) {
+    const SymbolDesc& y = p.symbols[k];
+    const int slot = y.input >= 0 && y.input < p.numInputs ? p.inputs[y.input].slot : -1;
+    const int row = slot >= 0 && y.dim >= 0 && y.dim < p.slots[slot].rank ? dynDimRow(m, slot, y.dim) : -1;
+    if (row < 0 || dynLoneSymbol(p, p.dyn[row].code) != k)
+      return bad("symbol '" + std::string(y.name) + "' is not input " + std::to_string(y.input) + " dim " +
+                 std::to_string(y.dim));
+  }
   std::vector<int64_t> binding = m->binding, values;
   std::string why;
   if (!dynEvaluateAt(m, binding, values, why)) return bad(why);

@@ -302,6 +302,31 @@ TEST(PackageCore, DynamicRefusalsNameInputDimSymbolAndRangeAndChangeNothing) {
   destroy(p, m);
 }
 
+TEST(PackageCore, InconsistentDynamicTablesFailCreate) {
+  // The symbol said to come from a static dim, then an expression that disagrees with the slot's
+  // largest dims: create refuses the package instead of running it on wrong shapes.
+  const SymbolDesc wrongDim[] = {{"N", 1, 8, 0, 1}, {nullptr, 0, 0, -1, -1}};
+  Program p = kProgramD;
+  p.symbols = wrongDim;
+  Model* m = nullptr;
+  EXPECT_EQ(create(p, &m, nullptr), kErrRuntime);
+  EXPECT_NE(std::string(lastError(p, nullptr)).find("symbol 'N' is not input 0 dim 1"), std::string::npos)
+      << lastError(p, nullptr);
+  const int64_t twice[] = {mgrt::abi::kDimSym, 0, mgrt::abi::kDimEnd, mgrt::abi::kDimConst, 2, mgrt::abi::kDimSym,
+                           0, mgrt::abi::kDimMul, mgrt::abi::kDimEnd};  // {N, 2N}: shp[1] is fine, any code
+  p = kProgramD;
+  DynEntry rows[11];
+  for (int r = 0; r < 11; ++r) rows[r] = kDynD[r];
+  rows[6].code = 3;  // y's dim 0 = 2N: 16 at the maximum, the slot says 8
+  p.dyn = rows;
+  p.dimCode = twice;
+  EXPECT_EQ(create(p, &m, nullptr), kErrRuntime);
+  EXPECT_NE(std::string(lastError(p, nullptr)).find("output 0 ('y') would need 192 bytes, more than the 96 planned"),
+            std::string::npos)
+      << lastError(p, nullptr);
+  EXPECT_EQ(m, nullptr);
+}
+
 TEST(PackageCore, StaticProgramAcceptsExactlyItsDims) {
   Program a = programA(wBytes());
   Model* m = nullptr;
