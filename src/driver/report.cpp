@@ -168,6 +168,23 @@ std::string defaultReportDevice(const std::string& target) {
   return "host";
 }
 
+namespace {
+
+// Each launch's member operators, from the graph by node name (a member without a name is its
+// kind already).
+void annotateLaunchKinds(Report& r) {
+  std::map<std::string, std::string> kindOf;
+  if (r.graph)
+    for (const Node* n : r.graph->nodes())
+      if (!n->name().empty()) kindOf[n->name()] = n->kind();
+  for (LaunchResources& l : r.resources.launches) {
+    l.kinds.clear();
+    for (const std::string& m : l.members) l.kinds.push_back(kindOf.count(m) ? kindOf[m] : m);
+  }
+}
+
+}  // namespace
+
 Expected<Report> buildReport(const ReportOptions& o) {
   const CompileOptions& c = o.compile;
   if (c.target != "cpu" && c.target != "cuda" && c.target != "hip")
@@ -256,10 +273,15 @@ Expected<Report> buildReport(const ReportOptions& o) {
     MG_ASSIGN_OR_RETURN(GpuEmitSummary program,
                         emitGpuProgram(*g, plan, profile, vars, {}, {}, nullptr,
                                        c.target == "cuda" && c.precision == "fp16"));
-    MG_ASSIGN_OR_RETURN(r.resources, launchResources(program, profile, c.target, o.resources, rep));
+    if (o.deferResources) {
+      r.program = std::make_shared<GpuEmitSummary>(std::move(program));
+    } else {
+      MG_ASSIGN_OR_RETURN(r.resources, launchResources(program, profile, c.target, o.resources, rep));
+    }
     r.hasLaunches = true;
   }
   r.graph = std::move(g);
+  annotateLaunchKinds(r);
   return r;
 }
 
@@ -368,16 +390,26 @@ std::string reportJson(const Report& r) {
                      jsonString(fb.source), jsonString(fb.note), fb.kernelsCompiled, fb.kernelsCached);
     for (size_t i = 0; i < fb.launches.size(); ++i) {
       const LaunchResources& l = fb.launches[i];
-      std::string members;
+      std::string members, kinds, tiles;
       for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + jsonString(m);
+      for (const std::string& k : l.kinds) kinds += (kinds.empty() ? "" : ", ") + jsonString(k);
+      for (const std::string& t : l.tiles) tiles += (tiles.empty() ? "" : ", ") + jsonString(t);
       s += fmt::format(
-          "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"threads\": {}, "
+          "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"kinds\": [{}], "
+          "\"tiles\": [{}], \"threads\": {}, "
           "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
-          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"estimated\": {{\"registers\": {}, "
-          "\"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
-          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, l.threads, l.registers,
+          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"stack_bytes\": {}, {}"
+          "\"estimated\": {{\"registers\": {}, \"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
+          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, kinds, tiles, l.threads,
+          l.registers,
           l.spillBytes, l.smemBytes, l.blocksPerSm, l.occupancy, jsonString(l.limiter),
-          jsonString(l.source), l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
+          jsonString(l.source), l.stackBytes,
+          l.source == "hipcc" ? fmt::format("\"sgprs\": {}, \"vgprs\": {}, \"agprs\": {}, "
+                                            "\"spilled_registers\": {}, \"compiler_waves_per_simd\": {}, ",
+                                            l.sgprs, l.vgprs, l.agprs, l.spilledRegisters,
+                                            l.compilerWavesPerSimd)
+                              : std::string(),
+          l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
     }
     s += fb.launches.empty() ? "]" : "\n  ]";
   }
@@ -439,9 +471,46 @@ Status reportModel(const ReportOptions& o) {
     return Status(ErrorCode::kToolFailed,
                   "--svg needs Graphviz's 'dot' in PATH (apt-get install graphviz, or "
                   "scripts/setup.sh); --dot FILE writes the DOT text without it");
+  Reporter rep(o.compile.common.verbosity);
+  if (!o.moreModels.empty()) {
+    if (!o.dotPath.empty() || !o.svgPath.empty())
+      return badInput("--dot/--svg take one model; {} given", o.moreModels.size() + 1);
+    // Several models: every program first, their kernels' resources in one compiler call, then
+    // each report from the cache.
+    std::vector<Report> reports;
+    std::vector<std::string> models = {o.compile.model};
+    models.insert(models.end(), o.moreModels.begin(), o.moreModels.end());
+    for (const std::string& m : models) {
+      ReportOptions one = o;
+      one.compile.model = m;
+      one.moreModels.clear();
+      one.deferResources = isGpuTarget(o.compile.target);
+      MG_ASSIGN_OR_RETURN(Report r, buildReport(one));
+      reports.push_back(std::move(r));
+    }
+    if (isGpuTarget(o.compile.target)) {
+      MG_ASSIGN_OR_RETURN(DeviceProfile profile, loadDeviceProfile(reports.front().device));
+      std::vector<const GpuEmitSummary*> programs;
+      for (const Report& r : reports) programs.push_back(r.program.get());
+      MG_RETURN_IF_ERROR(prefetchLaunchResources(programs, profile, o.compile.target, o.resources, rep));
+      for (Report& r : reports) {
+        MG_ASSIGN_OR_RETURN(r.resources, launchResources(*r.program, profile, r.target, o.resources, rep));
+        annotateLaunchKinds(r);
+      }
+    }
+    std::string json = "[\n";
+    for (size_t i = 0; i < reports.size(); ++i) {
+      std::fputs(((i ? "\n" : "") + formatReport(reports[i])).c_str(), stdout);
+      json += (i ? ",\n" : "") + reportJson(reports[i]);
+    }
+    if (!o.jsonPath.empty()) {
+      MG_RETURN_IF_ERROR(writeFile(o.jsonPath, json + "]\n"));
+      rep.progress("wrote " + o.jsonPath);
+    }
+    return Status::success();
+  }
   MG_ASSIGN_OR_RETURN(Report r, buildReport(o));
   std::fputs(formatReport(r).c_str(), stdout);
-  Reporter rep(o.compile.common.verbosity);
   if (!o.jsonPath.empty()) {
     MG_RETURN_IF_ERROR(writeFile(o.jsonPath, reportJson(r)));
     rep.progress("wrote " + o.jsonPath);
