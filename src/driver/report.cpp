@@ -25,6 +25,7 @@
 #include "magneto/passes/pass.h"
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
+#include "magneto/target/resource_usage.h"
 
 namespace magneto {
 namespace driver {
@@ -170,16 +171,48 @@ std::string defaultReportDevice(const std::string& target) {
 
 namespace {
 
+// The occupancy (resident warps / maximum) of one launch of `tiles` on `p`: the largest block,
+// registers and shared memory over the members, as the joint kernel takes them.
+double tilesOccupancy(const std::vector<TileConfig>& tiles, const DeviceProfile& p) {
+  int threads = 0, regs = 0, smem = 0;
+  for (const TileConfig& t : tiles) {
+    threads = std::max(threads, t.warps * p.warpSize);
+    regs = std::max(regs, t.regsPerThread);
+    smem = std::max(smem, t.smemBytes);
+  }
+  return kernelOccupancy(threads, regs, smem, p).fraction;
+}
+
 // Each launch's member operators, from the graph by node name (a member without a name is its
-// kind already).
-void annotateLaunchKinds(Report& r) {
-  std::map<std::string, std::string> kindOf;
+// kind already), and for a joint launch whose co-tuned tiles are not every member's best tile
+// alone, why (coTune prices the occupancy the largest member's registers leave the others).
+void annotateLaunchKinds(Report& r, const DeviceProfile& p) {
+  std::map<std::string, const Node*> byName;
   if (r.graph)
     for (const Node* n : r.graph->nodes())
-      if (!n->name().empty()) kindOf[n->name()] = n->kind();
+      if (!n->name().empty()) byName[n->name()] = n;
   for (LaunchResources& l : r.resources.launches) {
     l.kinds.clear();
-    for (const std::string& m : l.members) l.kinds.push_back(kindOf.count(m) ? kindOf[m] : m);
+    std::vector<const Node*> nodes;
+    for (const std::string& m : l.members) {
+      auto it = byName.find(m);
+      l.kinds.push_back(it != byName.end() ? it->second->kind() : m);
+      if (it != byName.end()) nodes.push_back(it->second);
+    }
+    l.coTuneReason.clear();
+    if (nodes.size() < 2 || nodes.size() != l.members.size() || !p.isGpu()) continue;
+    JointEstimate j = coTune(nodes, p);
+    if (!j.valid || j.independentTiles.size() != j.tiles.size() || j.tiles == j.independentTiles) continue;
+    std::string changed;
+    for (size_t i = 0; i < j.tiles.size(); ++i)
+      if (j.tiles[i] != j.independentTiles[i])
+        changed += fmt::format("{}{}: {} -> {}", changed.empty() ? "" : "; ", l.members[i],
+                               j.independentTiles[i].str(), j.tiles[i].str());
+    l.coTuneReason = fmt::format(
+        "co-tuned tiles differ from the members' best alone ({}): occupancy {:.1f}% -> {:.1f}%, "
+        "modeled {:.2f} -> {:.2f} us",
+        changed, 100.0 * tilesOccupancy(j.independentTiles, p), 100.0 * tilesOccupancy(j.tiles, p),
+        j.independentLatencyUs, j.latencyUs);
   }
 }
 
@@ -281,7 +314,7 @@ Expected<Report> buildReport(const ReportOptions& o) {
     r.hasLaunches = true;
   }
   r.graph = std::move(g);
-  annotateLaunchKinds(r);
+  annotateLaunchKinds(r, profile);
   return r;
 }
 
@@ -308,6 +341,8 @@ std::string formatLowestOccupancy(const Report& r) {
                                                    : "",
                               spilling);
   if (!fb.note.empty()) s += "  note: " + fb.note + "\n";
+  for (const LaunchResources& l : fb.launches)
+    if (!l.coTuneReason.empty()) s += fmt::format("  {}: {}\n", l.name, l.coTuneReason);
   if (order.empty()) return s;
   s += fmt::format("  lowest occupancy (est: the cost model's registers and occupancy):\n"
                    "  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}\n", "launch",
@@ -396,11 +431,12 @@ std::string reportJson(const Report& r) {
       for (const std::string& t : l.tiles) tiles += (tiles.empty() ? "" : ", ") + jsonString(t);
       s += fmt::format(
           "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"kinds\": [{}], "
-          "\"tiles\": [{}], \"threads\": {}, "
+          "\"tiles\": [{}], \"cotune_reason\": {}, \"threads\": {}, "
           "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
           "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"stack_bytes\": {}, {}"
           "\"estimated\": {{\"registers\": {}, \"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
-          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, kinds, tiles, l.threads,
+          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, kinds, tiles,
+          jsonString(l.coTuneReason), l.threads,
           l.registers,
           l.spillBytes, l.smemBytes, l.blocksPerSm, l.occupancy, jsonString(l.limiter),
           jsonString(l.source), l.stackBytes,
@@ -495,7 +531,7 @@ Status reportModel(const ReportOptions& o) {
       MG_RETURN_IF_ERROR(prefetchLaunchResources(programs, profile, o.compile.target, o.resources, rep));
       for (Report& r : reports) {
         MG_ASSIGN_OR_RETURN(r.resources, launchResources(*r.program, profile, r.target, o.resources, rep));
-        annotateLaunchKinds(r);
+        annotateLaunchKinds(r, profile);
       }
     }
     std::string json = "[\n";

@@ -37,6 +37,9 @@ struct LaunchResources {
   std::vector<std::string> members;
   std::vector<std::string> kinds;  // the members' operators (filled by the report)
   std::vector<std::string> tiles;  // the cost model's tile of each member (TileConfig::str)
+  // A joint launch whose co-tuned tiles are not each member's best alone: which tiles changed
+  // and the occupancy and modeled latency before and after (filled by the report), else "".
+  std::string coTuneReason;
   int threads = 0;
   int registers = 0;
   int64_t spillBytes = 0;  // spill stores + spill loads (0: no spilling)
