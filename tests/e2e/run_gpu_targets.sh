@@ -450,8 +450,10 @@ section "2. resource feedback: registers, spills and shared memory of every laun
 # share compiled once) and caches each by content in MAGNETO_CACHE_DIR; the two targets run side
 # by side. Checked: every launch of every model is listed with the compiler as its source,
 # positive registers, its members, an occupancy in (0, 1], and no launch spills to memory.
-# Cost on an empty cache (session 23): every model of --models on both targets, measured below
-# with section_clock; one call per model was 125 CPU-s for cuda alone.
+# Cost on an empty cache (2026-12-03): every model of --models, 108 CPU-s for sm_90 (93 distinct
+# kernels) and 86-97 for gfx90a (92), about 200 CPU-s in all (the six models on sm_90, one call
+# each, were 34): about 1 CPU-s of cicc+ptxas or the AMDGPU back end per distinct kernel, which
+# the one call per target cannot remove (docs/GPU_TARGET.md, "Cost in CI").
 # --resource-models LIST checks fewer (default all: every model of --models).
 resource_check() {
   local t="$1" out="$work/resources-$1" mode=ptxas device=h200 compiler="$nvcc"
