@@ -22,5 +22,11 @@ max_smem_per_block_kb = 64
 max_threads_per_sm = 2048        # 8 waves per SIMD x 4 SIMDs x 64
 max_blocks_per_sm = 32
 warp_size = 64
+# Occupancy granularity (CDNA2/3 ISA: a wave's VGPRs + AGPRs come from its SIMD's 512-entry file in
+# blocks of 8, i.e. 8 x 64 lanes; LDS is allocated in blocks of 128 dwords). Checked against hipcc's
+# own "Occupancy [waves/SIMD]" remark (docs/GPU_TARGET.md, resource feedback).
+reg_alloc_unit = 512
+reg_partitions = 4
+smem_alloc_unit = 512
 launch_overhead_us = 6.0         # hipLaunchKernel, typical measured figure
 graph_launch_overhead_us = 1.5

@@ -87,8 +87,9 @@ const Flag kFlags[] = {
     {"--json", nullptr, "FILE", kReport, "also write the report as JSON", "--json report.json"},
     {"--resources", nullptr, "MODE", kReport,
      "cuda/hip: where each launch's registers, spills and shared memory come from: auto (default; "
-     "ptxas when nvcc is found, each distinct kernel compiled once and cached in "
-     "MAGNETO_CACHE_DIR), ptxas (fail without nvcc) or estimate (the cost model's, no compiler)",
+     "the device compiler when found: ptxas through nvcc for cuda, hipcc's resource remarks for "
+     "hip, each distinct kernel compiled once and cached in MAGNETO_CACHE_DIR), ptxas or hipcc "
+     "(the target's compiler, fail without it) or estimate (the cost model's, no compiler)",
      "--resources estimate"},
     {"--dot", nullptr, "FILE", kReport, "also write the graph as Graphviz DOT, groups as clusters",
      "--dot graph.dot"},
@@ -198,15 +199,16 @@ const Command kCommands[] = {
      "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
      "prints min_ms, mean_ms and, last, median_ms=X."},
     {"report", kReport,
-     "magnetoc report MODEL.onnx [--target cpu|cuda|hip] [--device PROFILE] [--json FILE]\n"
-     "        [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]...\n"
-     "        [--no-parallel-opt] [--passes LIST] [--resources auto|ptxas|estimate]",
+     "magnetoc report MODEL.onnx [MODEL.onnx...] [--target cpu|cuda|hip] [--device PROFILE]\n"
+     "        [--json FILE] [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]...\n"
+     "        [--no-parallel-opt] [--passes LIST] [--resources auto|ptxas|hipcc|estimate]",
      "Runs the pipeline with the cost model of a device and shows the parallel groups found:\n"
      "members, strategy (joint, streams, wide, none) and why, kernel launches and modeled latency\n"
      "before -> after, and the whole model's totals. Writes no package (docs/PARALLEL.md). For\n"
      "cuda/hip it also lists every launch's registers, spills, shared memory and occupancy, from\n"
-     "ptxas when nvcc is found (docs/GPU_TARGET.md, resource feedback), and prints the five of\n"
-     "lowest occupancy."},
+     "ptxas (cuda) or hipcc (hip) when found (docs/GPU_TARGET.md, resource feedback), and prints\n"
+     "the five of lowest occupancy. Several models: each reported in turn, the kernels of all\n"
+     "compiled in one compiler call, --json writes an array."},
     {"tune", kTune,
      "magnetoc tune MODEL.onnx --target cuda|hip -o RECORD.json [--arch ARCH] [--device PROFILE]\n"
      "        [--variants K] [--runs N] [--emulate] [--work-dir DIR] [--no-parallel-opt]\n"
@@ -261,6 +263,7 @@ void printCommandHelp(const Command& c) {
 
 struct Parsed {
   std::string model;
+  std::vector<std::string> moreModels;  // report only: the models after the first
   std::vector<std::pair<const Flag*, std::string>> flags;
 };
 
@@ -300,6 +303,10 @@ int parseArgs(const Command& c, int argc, char** argv, Parsed& p) {
         return usageError(c.name, std::string("option ") + f->name + " takes no value");
       }
       p.flags.push_back({f, value});
+      continue;
+    }
+    if (!p.model.empty() && c.scope == kReport) {
+      p.moreModels.push_back(a);
       continue;
     }
     if (!p.model.empty())
@@ -394,9 +401,9 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--json") ro.jsonPath = v;
     else if (n == "--resources") {
       if (v == "auto") ro.resources = ResourceMode::kAuto;
-      else if (v == "ptxas") ro.resources = ResourceMode::kPtxas;
+      else if (v == "ptxas" || v == "hipcc") ro.resources = ResourceMode::kPtxas;
       else if (v == "estimate") ro.resources = ResourceMode::kEstimate;
-      else return usageError(c.name, "--resources expects auto, ptxas or estimate, got '" + v + "'");
+      else return usageError(c.name, "--resources expects auto, ptxas, hipcc or estimate, got '" + v + "'");
     }
     else if (n == "--dot") ro.dotPath = v;
     else if (n == "--svg") ro.svgPath = v;
@@ -484,6 +491,7 @@ int runCommand(const Command& c, int argc, char** argv) {
   }
   if (cmd == "report") {
     ro.compile = co;
+    ro.moreModels = p.moreModels;
     Status s = reportModel(ro);
     return s.ok() ? 0 : reportError(s);
   }

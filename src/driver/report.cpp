@@ -25,6 +25,7 @@
 #include "magneto/passes/pass.h"
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
+#include "magneto/target/resource_usage.h"
 
 namespace magneto {
 namespace driver {
@@ -168,6 +169,55 @@ std::string defaultReportDevice(const std::string& target) {
   return "host";
 }
 
+namespace {
+
+// The occupancy (resident warps / maximum) of one launch of `tiles` on `p`: the largest block,
+// registers and shared memory over the members, as the joint kernel takes them.
+double tilesOccupancy(const std::vector<TileConfig>& tiles, const DeviceProfile& p) {
+  int threads = 0, regs = 0, smem = 0;
+  for (const TileConfig& t : tiles) {
+    threads = std::max(threads, t.warps * p.warpSize);
+    regs = std::max(regs, t.regsPerThread);
+    smem = std::max(smem, t.smemBytes);
+  }
+  return kernelOccupancy(threads, regs, smem, p).fraction;
+}
+
+// Each launch's member operators, from the graph by node name (a member without a name is its
+// kind already), and for a joint launch whose co-tuned tiles are not every member's best tile
+// alone, why (coTune prices the occupancy the largest member's registers leave the others).
+void annotateLaunchKinds(Report& r, const DeviceProfile& p) {
+  std::map<std::string, const Node*> byName;
+  if (r.graph)
+    for (const Node* n : r.graph->nodes())
+      if (!n->name().empty()) byName[n->name()] = n;
+  for (LaunchResources& l : r.resources.launches) {
+    l.kinds.clear();
+    std::vector<const Node*> nodes;
+    for (const std::string& m : l.members) {
+      auto it = byName.find(m);
+      l.kinds.push_back(it != byName.end() ? it->second->kind() : m);
+      if (it != byName.end()) nodes.push_back(it->second);
+    }
+    l.coTuneReason.clear();
+    if (nodes.size() < 2 || nodes.size() != l.members.size() || !p.isGpu()) continue;
+    JointEstimate j = coTune(nodes, p);
+    if (!j.valid || j.independentTiles.size() != j.tiles.size() || j.tiles == j.independentTiles) continue;
+    std::string changed;
+    for (size_t i = 0; i < j.tiles.size(); ++i)
+      if (j.tiles[i] != j.independentTiles[i])
+        changed += fmt::format("{}{}: {} -> {}", changed.empty() ? "" : "; ", l.members[i],
+                               j.independentTiles[i].str(), j.tiles[i].str());
+    l.coTuneReason = fmt::format(
+        "co-tuned tiles differ from the members' best alone ({}): occupancy {:.1f}% -> {:.1f}%, "
+        "modeled {:.2f} -> {:.2f} us",
+        changed, 100.0 * tilesOccupancy(j.independentTiles, p), 100.0 * tilesOccupancy(j.tiles, p),
+        j.independentLatencyUs, j.latencyUs);
+  }
+}
+
+}  // namespace
+
 Expected<Report> buildReport(const ReportOptions& o) {
   const CompileOptions& c = o.compile;
   if (c.target != "cpu" && c.target != "cuda" && c.target != "hip")
@@ -256,10 +306,15 @@ Expected<Report> buildReport(const ReportOptions& o) {
     MG_ASSIGN_OR_RETURN(GpuEmitSummary program,
                         emitGpuProgram(*g, plan, profile, vars, {}, {}, nullptr,
                                        c.target == "cuda" && c.precision == "fp16"));
-    MG_ASSIGN_OR_RETURN(r.resources, launchResources(program, profile, c.target, o.resources, rep));
+    if (o.deferResources) {
+      r.program = std::make_shared<GpuEmitSummary>(std::move(program));
+    } else {
+      MG_ASSIGN_OR_RETURN(r.resources, launchResources(program, profile, c.target, o.resources, rep));
+    }
     r.hasLaunches = true;
   }
   r.graph = std::move(g);
+  annotateLaunchKinds(r, profile);
   return r;
 }
 
@@ -286,6 +341,8 @@ std::string formatLowestOccupancy(const Report& r) {
                                                    : "",
                               spilling);
   if (!fb.note.empty()) s += "  note: " + fb.note + "\n";
+  for (const LaunchResources& l : fb.launches)
+    if (!l.coTuneReason.empty()) s += fmt::format("  {}: {}\n", l.name, l.coTuneReason);
   if (order.empty()) return s;
   s += fmt::format("  lowest occupancy (est: the cost model's registers and occupancy):\n"
                    "  {:<10} {:<10} {:>7} {:>9} {:>6} {:>8} {:>15}  {}\n", "launch",
@@ -368,16 +425,27 @@ std::string reportJson(const Report& r) {
                      jsonString(fb.source), jsonString(fb.note), fb.kernelsCompiled, fb.kernelsCached);
     for (size_t i = 0; i < fb.launches.size(); ++i) {
       const LaunchResources& l = fb.launches[i];
-      std::string members;
+      std::string members, kinds, tiles;
       for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + jsonString(m);
+      for (const std::string& k : l.kinds) kinds += (kinds.empty() ? "" : ", ") + jsonString(k);
+      for (const std::string& t : l.tiles) tiles += (tiles.empty() ? "" : ", ") + jsonString(t);
       s += fmt::format(
-          "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"threads\": {}, "
+          "{}\n    {{\"name\": {}, \"kernel\": {}, \"members\": [{}], \"kinds\": [{}], "
+          "\"tiles\": [{}], \"cotune_reason\": {}, \"threads\": {}, "
           "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
-          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"estimated\": {{\"registers\": {}, "
-          "\"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
-          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, l.threads, l.registers,
+          "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"stack_bytes\": {}, {}"
+          "\"estimated\": {{\"registers\": {}, \"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
+          i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, kinds, tiles,
+          jsonString(l.coTuneReason), l.threads,
+          l.registers,
           l.spillBytes, l.smemBytes, l.blocksPerSm, l.occupancy, jsonString(l.limiter),
-          jsonString(l.source), l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
+          jsonString(l.source), l.stackBytes,
+          l.source == "hipcc" ? fmt::format("\"sgprs\": {}, \"vgprs\": {}, \"agprs\": {}, "
+                                            "\"spilled_registers\": {}, \"compiler_waves_per_simd\": {}, ",
+                                            l.sgprs, l.vgprs, l.agprs, l.spilledRegisters,
+                                            l.compilerWavesPerSimd)
+                              : std::string(),
+          l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
     }
     s += fb.launches.empty() ? "]" : "\n  ]";
   }
@@ -439,9 +507,46 @@ Status reportModel(const ReportOptions& o) {
     return Status(ErrorCode::kToolFailed,
                   "--svg needs Graphviz's 'dot' in PATH (apt-get install graphviz, or "
                   "scripts/setup.sh); --dot FILE writes the DOT text without it");
+  Reporter rep(o.compile.common.verbosity);
+  if (!o.moreModels.empty()) {
+    if (!o.dotPath.empty() || !o.svgPath.empty())
+      return badInput("--dot/--svg take one model; {} given", o.moreModels.size() + 1);
+    // Several models: every program first, their kernels' resources in one compiler call, then
+    // each report from the cache.
+    std::vector<Report> reports;
+    std::vector<std::string> models = {o.compile.model};
+    models.insert(models.end(), o.moreModels.begin(), o.moreModels.end());
+    for (const std::string& m : models) {
+      ReportOptions one = o;
+      one.compile.model = m;
+      one.moreModels.clear();
+      one.deferResources = isGpuTarget(o.compile.target);
+      MG_ASSIGN_OR_RETURN(Report r, buildReport(one));
+      reports.push_back(std::move(r));
+    }
+    if (isGpuTarget(o.compile.target)) {
+      MG_ASSIGN_OR_RETURN(DeviceProfile profile, loadDeviceProfile(reports.front().device));
+      std::vector<const GpuEmitSummary*> programs;
+      for (const Report& r : reports) programs.push_back(r.program.get());
+      MG_RETURN_IF_ERROR(prefetchLaunchResources(programs, profile, o.compile.target, o.resources, rep));
+      for (Report& r : reports) {
+        MG_ASSIGN_OR_RETURN(r.resources, launchResources(*r.program, profile, r.target, o.resources, rep));
+        annotateLaunchKinds(r, profile);
+      }
+    }
+    std::string json = "[\n";
+    for (size_t i = 0; i < reports.size(); ++i) {
+      std::fputs(((i ? "\n" : "") + formatReport(reports[i])).c_str(), stdout);
+      json += (i ? ",\n" : "") + reportJson(reports[i]);
+    }
+    if (!o.jsonPath.empty()) {
+      MG_RETURN_IF_ERROR(writeFile(o.jsonPath, json + "]\n"));
+      rep.progress("wrote " + o.jsonPath);
+    }
+    return Status::success();
+  }
   MG_ASSIGN_OR_RETURN(Report r, buildReport(o));
   std::fputs(formatReport(r).c_str(), stdout);
-  Reporter rep(o.compile.common.verbosity);
   if (!o.jsonPath.empty()) {
     MG_RETURN_IF_ERROR(writeFile(o.jsonPath, reportJson(r)));
     rep.progress("wrote " + o.jsonPath);

@@ -4,6 +4,8 @@
 // make a kernel faster, more SMs or bandwidth never make it slower).
 #include "magneto/target/cost_model.h"
 
+#include "magneto/target/resource_usage.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -62,27 +64,75 @@ constexpr int kGemvThreads = 256;
 constexpr int kMemoryThreads = 256;
 constexpr int kMemoryItems[] = {1, 4, 16};
 
-TileConfig makeGemmTile(const TileShape& s, const DeviceProfile& p, int elemBytes) {
+// Registers per thread of the fp32 GEMM-tile programs, read from the device compilers for every
+// tile of kGemmTiles (tools/calibrate_registers.sh prints this table): ptxas for sm_90 (-O3) and
+// hipcc's AMDGPU back end for gfx90a (VGPRs rounded up to 4 plus AGPRs). The programs stage A and
+// B fragments and unroll the K tile, so they need 2-4x the registers their accumulators suggest:
+// the old estimate 40 + 1.25 * accumulators said 56-120 where the compilers give 120-255 (sm_90)
+// and 184-399 (gfx90a), which put the real occupancy of the zoo's launches at a third to a half of
+// what the model planned (docs/GPU_TARGET.md, "Register-aware co-tuning").
+struct RegisterRow {
+  const char* program;  // "conv" (mgk::convBlock) or "gemm" (mgk::gemmBlock)
+  int tileM, tileN, threads;
+  int sm90, gfx90a;
+};
+constexpr RegisterRow kRegisterTable[] = {
+    {"conv", 16, 128, 128, 168, 262},  {"conv", 32, 32, 128, 128, 184},
+    {"conv", 32, 64, 128, 168, 232},   {"conv", 64, 32, 128, 168, 232},
+    {"conv", 64, 64, 128, 236, 310},   {"conv", 64, 128, 256, 242, 301},
+    {"conv", 128, 16, 128, 128, 256},  {"conv", 128, 64, 256, 169, 302},
+    {"conv", 128, 128, 256, 255, 354}, {"gemm", 16, 128, 128, 255, 324},
+    {"gemm", 32, 32, 128, 120, 196},   {"gemm", 32, 64, 128, 230, 256},
+    {"gemm", 64, 32, 128, 228, 256},   {"gemm", 64, 64, 128, 255, 381},
+    {"gemm", 64, 128, 256, 255, 344},  {"gemm", 128, 16, 128, 255, 318},
+    {"gemm", 128, 64, 256, 255, 346},  {"gemm", 128, 128, 256, 255, 399},
+};
+
+// The measured registers of `program` ("conv", "gemm", or "" for another GEMM-class operator:
+// the larger of both) with this tile on the profile's vendor (NVIDIA: the sm_90 column; AMD: the
+// gfx90a one, whose CDNA3 successors share the register file), or 0 when not measured.
+int measuredTileRegisters(const std::string& program, const TileShape& s, const DeviceProfile& p) {
+  int regs = 0;
+  for (const RegisterRow& r : kRegisterTable) {
+    if (r.tileM != s.m || r.tileN != s.n || r.threads != s.threads) continue;
+    if (!program.empty() && program != r.program) continue;
+    int v = p.vendor == "nvidia" ? r.sm90 : p.vendor == "amd" ? r.gfx90a : 0;
+    regs = std::max(regs, v);
+  }
+  return regs;
+}
+
+// `program`: see measuredTileRegisters; fp16 tiles (the tensor-core programs) keep the
+// accumulator estimate (not measured).
+TileConfig makeGemmTile(const TileShape& s, const DeviceProfile& p, int elemBytes,
+                        const std::string& program = "") {
   TileConfig t;
   t.tileM = s.m;
   t.tileN = s.n;
   t.tileK = kGemmTileK;
   t.warps = std::max(1, s.threads / p.warpSize);
   double acc = static_cast<double>(s.m) * s.n / s.threads;  // accumulators per thread
-  t.regsPerThread = roundUp8(40 + 1.25 * acc);
+  int measured = elemBytes == 4 ? measuredTileRegisters(program, s, p) : 0;
+  t.regsPerThread = measured > 0 ? measured : roundUp8(40 + 1.25 * acc);
   t.smemBytes = 2 * (s.m + s.n) * kGemmTileK * elemBytes;  // double-buffered A and B tiles
   return t;
 }
 
-// Registers per thread of gemvBlock<rows, cols, 256> from ptxas (sm_90, -O3): 32, 40 and 62 for
-// 1, 4 and 16 rows (the row accumulators, two strided pointers and the loop state).
+// Registers per thread of gemvBlock<rows, cols, 256> from the compilers (the zoo's launches,
+// magnetoc report --resources ptxas|hipcc; the columns per block do not change them): sm_90 32,
+// 48 and 64, gfx90a 52, 72 and 236 for 1, 4 and 16 rows (the row accumulators, two strided
+// pointers and the loop state). Other rows: the line through the sm_90 figures.
 TileConfig makeGemvTile(int rows, int cols, const DeviceProfile& p) {
   TileConfig t;
   t.tileM = rows;
   t.tileN = cols;
   t.tileK = 0;
   t.warps = std::max(1, kGemvThreads / p.warpSize);
+  static constexpr int kRows[] = {1, 4, 16}, kSm90[] = {32, 48, 64}, kGfx90a[] = {52, 72, 236};
   t.regsPerThread = roundUp8(28 + 2.25 * rows);
+  for (int i = 0; i < 3; ++i)
+    if (kRows[i] == rows && (p.vendor == "nvidia" || p.vendor == "amd"))
+      t.regsPerThread = p.vendor == "nvidia" ? kSm90[i] : kGfx90a[i];
   t.smemBytes = rows * (kGemvThreads / cols) * (cols + 1) * 4;  // the partial sums
   return t;
 }
@@ -103,8 +153,18 @@ TileConfig makeMemoryTile(int items, const DeviceProfile& p, bool needsSmem) {
 
 int threadsOf(const TileConfig& t, const DeviceProfile& p) { return t.warps * p.warpSize; }
 
-// Blocks per SM that registers, shared memory, threads and the block limit allow; 0 if none fits.
+// Blocks per SM that registers, shared memory, threads and the block limit allow; 0 if none fits:
+// the occupancy calculator of target/resource_usage.h (registers allocated per warp in the
+// profile's units from its register files, shared memory in its units plus the per-block
+// reserve), the same formula the resource report applies to the compilers' figures.
 int occupancyFor(int threads, int regs, int smem, const DeviceProfile& p) {
+  return kernelOccupancy(threads, regs, smem, p).blocksPerSm;
+}
+
+// The model's first occupancy formula (registers and shared memory divided exactly, no
+// allocation units), kept for the wavefront's co-residency bound below, which adds its own
+// reserve and margin.
+int wholeDivisionOccupancy(int threads, int regs, int smem, const DeviceProfile& p) {
   if (threads <= 0 || threads > p.maxThreadsPerSm) return 0;
   if (regs > p.maxRegsPerThread) return 0;
   if (smem > p.maxSmemPerBlockKb * 1024) return 0;
@@ -374,8 +434,10 @@ std::vector<TileConfig> candidatesFor(const Member& m, const DeviceProfile& p) {
   if (!p.isGpu() || m.work.cls == OpWork::Class::kView) return {TileConfig{}};
   if (m.work.cls == OpWork::Class::kGemm) {
     int elemBytes = m.work.halfPrecision ? 2 : 4;
+    const std::string& k = m.node->kind();
+    std::string program = k == "Conv" ? "conv" : (k == "Gemm" || k == "MatMul") ? "gemm" : "";
     for (const TileShape& s : kGemmTiles) {
-      TileConfig t = makeGemmTile(s, p, elemBytes);
+      TileConfig t = makeGemmTile(s, p, elemBytes, program);
       if (occupancyFor(threadsOf(t, p), t.regsPerThread, t.smemBytes, p) > 0) out.push_back(t);
     }
     if (gemvShaped(*m.node, m.work.gemm)) {
@@ -566,7 +628,7 @@ JointEstimate coTune(const std::vector<const Node*>& members, const DeviceProfil
 int64_t coResidentBlocks(int threads, int smemBytes, const DeviceProfile& p) {
   // Registers: the wavefront program's are not measured here; 128 per thread is what ptxas gives
   // the largest recurrent programs at most (docs/PERFORMANCE.md, kernels.nvcc figures).
-  return static_cast<int64_t>(occupancyFor(threads, 128, smemBytes + 1024, p)) * p.smCount;
+  return static_cast<int64_t>(wholeDivisionOccupancy(threads, 128, smemBytes + 1024, p)) * p.smCount;
 }
 
 WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, const DeviceProfile& p) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 namespace magneto {
@@ -82,6 +83,50 @@ std::map<std::string, PtxasKernelUsage> parsePtxasVerbose(const std::string& tex
       properties.clear();
     }
   }
+  return out;
+}
+
+std::map<std::string, AmdgpuKernelUsage> parseAmdgpuResourceRemarks(const std::string& text) {
+  std::map<std::string, AmdgpuKernelUsage> out;
+  std::map<std::string, bool> hasVgprs;
+  std::string current;
+  std::istringstream in(text);
+  std::string line;
+  const std::string kRemark = "remark: ";
+  while (std::getline(in, line)) {
+    if (line.find("kernel-resource-usage") == std::string::npos) continue;
+    size_t at = line.find(kRemark);
+    if (at == std::string::npos) continue;
+    std::string body = line.substr(at + kRemark.size());
+    size_t tail = body.rfind(" [-Rpass-analysis");
+    if (tail != std::string::npos) body.resize(tail);
+    size_t first = body.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    body = body.substr(first);
+    size_t colon = body.rfind(": ");
+    if (colon == std::string::npos) continue;
+    std::string key = body.substr(0, colon), value = body.substr(colon + 2);
+    if (key == "Function Name") {
+      current = value;
+      out[current] = AmdgpuKernelUsage{};
+      continue;
+    }
+    if (current.empty()) continue;
+    char* end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (end == value.c_str()) continue;
+    AmdgpuKernelUsage& u = out[current];
+    if (key == "SGPRs") u.sgprs = static_cast<int>(v);
+    else if (key == "VGPRs") u.vgprs = static_cast<int>(v), hasVgprs[current] = true;
+    else if (key == "AGPRs") u.agprs = static_cast<int>(v);
+    else if (key == "ScratchSize [bytes/lane]") u.scratchBytesPerLane = v;
+    else if (key == "Occupancy [waves/SIMD]") u.wavesPerSimd = static_cast<int>(v);
+    else if (key == "SGPRs Spill") u.sgprSpills = static_cast<int>(v);
+    else if (key == "VGPRs Spill") u.vgprSpills = static_cast<int>(v);
+    else if (key == "LDS Size [bytes/block]") u.ldsBytes = v;
+  }
+  for (auto it = out.begin(); it != out.end();)
+    it = hasVgprs.count(it->first) ? std::next(it) : out.erase(it);
   return out;
 }
 

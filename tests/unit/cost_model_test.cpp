@@ -327,10 +327,10 @@ TEST(JointModel, JointResourcesAreTheMaxOverMembers) {
 
 TEST(CoTune, NeverWorseThanIndependentAndStrictlyBetterWhenResourcesClash) {
   DeviceProfile h200 = load("h200");
-  // A large GEMM whose best tile alone is 128x128 (120 registers x 256 threads, 64 KB shared
-  // memory: 2 blocks per SM) beside a large memory-bound Relu. Fused with those tiles, the Relu
-  // inherits 2 blocks per SM, too few threads to reach the SM's share of HBM bandwidth. Co-tuning
-  // gives the GEMM a smaller tile so that both run at occupancy 4.
+  // A large GEMM whose best tile alone is 128x128 (255 registers x 256 threads as ptxas gives
+  // them, 64 KB shared memory: 1 block per SM) beside a large memory-bound Relu. Fused with those
+  // tiles, the Relu inherits one block per SM, too few threads to reach the SM's share of HBM
+  // bandwidth. Co-tuning gives the GEMM a smaller tile so that both run at a higher occupancy.
   Graph g;
   Node* a = gemm(g, 2048, 512, 2048);
   Node* r = relu(g, int64_t{1} << 26);
@@ -344,10 +344,13 @@ TEST(CoTune, NeverWorseThanIndependentAndStrictlyBetterWhenResourcesClash) {
   EXPECT_LT(j.latencyUs, 0.9 * j.independentLatencyUs) << j.str();
   EXPECT_NE(j.tiles[0], alone.tile) << j.str();
   EXPECT_GT(j.occupancy, estimateJoint({a, r}, h200, j.independentTiles).occupancy);
-  // Fusing the compute-bound GEMM with the memory-bound Relu overlaps them: better than both
-  // separate launches and streams.
-  EXPECT_LT(j.latencyUs, sequentialLatency({a, r}, h200)) << j.str();
-  EXPECT_LT(j.latencyUs, streamsLatency({a, r}, h200)) << j.str();
+  // But every GEMM tile needs 120 or more registers per thread (the measured table), so even the
+  // co-tuned joint kernel keeps the Relu at 2 blocks of 256 threads per SM: separate launches and
+  // streams, where the Relu runs at full occupancy, are faster, and the parallel pass splits this
+  // group instead of fusing it (register-aware co-tuning, docs/GPU_TARGET.md). With the old
+  // estimate (40 + 1.25 x accumulators: 56-120 registers) the model fused it.
+  EXPECT_GT(j.latencyUs, streamsLatency({a, r}, h200)) << j.str();
+  EXPECT_GT(j.latencyUs, sequentialLatency({a, r}, h200)) << j.str();
 
   // Never worse than independent, on every GPU profile and a few mixed groups.
   for (const char* dev : {"h200", "h100", "a100", "mi250x", "mi300x"}) {

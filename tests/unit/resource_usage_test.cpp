@@ -121,3 +121,65 @@ TEST(Occupancy, WithoutGranularityKeysAllocatesExactly) {
   EXPECT_EQ(kernelOccupancy(128, 36, 0, p).blocksPerSm, 14);
   EXPECT_EQ(kernelOccupancy(128, 36, 0, h200()).blocksPerSm, 12);
 }
+
+// hipcc -Rpass-analysis=kernel-resource-usage (clang's AMDGPU back end), with the source lines
+// clang echoes between remarks and a function without a VGPRs line (left out).
+TEST(AmdgpuRemarks, ReadsEveryFunction) {
+  const char* text =
+      "k.hip:2:1: remark: Function Name: _Z5probeILm1024EEvv [-Rpass-analysis=kernel-resource-usage]\n"
+      "template <size_t B> __global__ void probe() {}\n"
+      "^\n"
+      "k.hip:2:1: remark:     SGPRs: 0 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:2:1: remark:     VGPRs: 0 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:2:1: remark:     LDS Size [bytes/block]: 0 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark: Function Name: _ZN8mgr_abcd8mgk_abcdEPKNS_6MgArgsE [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     SGPRs: 104 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     VGPRs: 253 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     AGPRs: 6 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     ScratchSize [bytes/lane]: 16 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     Occupancy [waves/SIMD]: 1 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     SGPRs Spill: 2 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     VGPRs Spill: 6 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:4:1: remark:     LDS Size [bytes/block]: 1024 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:9:1: remark: Function Name: _Z4halfv [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:9:1: remark:     SGPRs: 4 [-Rpass-analysis=kernel-resource-usage]\n"
+      "k.hip:9:1: warning: something else\n";
+  auto r = parseAmdgpuResourceRemarks(text);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r.count("_Z5probeILm1024EEvv"));
+  const AmdgpuKernelUsage& k = r.at("_ZN8mgr_abcd8mgk_abcdEPKNS_6MgArgsE");
+  EXPECT_EQ(k.sgprs, 104);
+  EXPECT_EQ(k.vgprs, 253);
+  EXPECT_EQ(k.agprs, 6);
+  EXPECT_EQ(k.scratchBytesPerLane, 16);
+  EXPECT_EQ(k.wavesPerSimd, 1);
+  EXPECT_EQ(k.sgprSpills, 2);
+  EXPECT_EQ(k.vgprSpills, 6);
+  EXPECT_EQ(k.ldsBytes, 1024);
+  EXPECT_EQ(k.unifiedVgprs(), 256 + 6);  // the VGPRs rounded up to 4, then the AGPRs
+}
+
+// MI250X (one GCD): 512 VGPRs x 64 lanes per SIMD, 4 SIMDs, allocated per wave in blocks of 8
+// registers (512 per wave), 8 waves per SIMD; 64 KB of LDS in 512-byte blocks. The figures are
+// what hipcc's own "Occupancy [waves/SIMD]" remark gives for the same registers.
+TEST(Occupancy, Mi250xHandComputed) {
+  auto loaded = loadDeviceProfile("mi250x");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const DeviceProfile& p = loaded.value();
+  // 256 VGPRs: 2 waves per SIMD, 8 per CU; a block of 128 threads is 2 waves -> 4 blocks by
+  // registers, but 36864 bytes of LDS allow one: 2 of 32 waves.
+  Occupancy a = kernelOccupancy(128, 256, 36864, p);
+  EXPECT_EQ(a.blocksPerSm, 1);
+  EXPECT_EQ(a.limiter, "smem");
+  EXPECT_DOUBLE_EQ(a.fraction, 2.0 / 32.0);
+  // 184 VGPRs (of 183 used, blocks of 8): 512 / 184 = 2 waves per SIMD -> 4 blocks of 2 waves.
+  Occupancy b = kernelOccupancy(128, 184, 0, p);
+  EXPECT_EQ(b.blocksPerSm, 4);
+  EXPECT_EQ(b.limiter, "registers");
+  // 24 VGPRs: 21 waves per SIMD by registers, so the 8-wave limit (2048 threads): 8 blocks of 4.
+  Occupancy c = kernelOccupancy(256, 24, 0, p);
+  EXPECT_EQ(c.blocksPerSm, 8);
+  EXPECT_DOUBLE_EQ(c.fraction, 1.0);
+  // 1000 bytes of LDS take two 512-byte blocks: 64 blocks by LDS, 32 by the block limit.
+  EXPECT_EQ(kernelOccupancy(64, 16, 1000, p).blocksPerSm, 32);
+}

@@ -34,6 +34,13 @@ struct ReportOptions {
   // cuda/hip: where each launch's registers and shared memory come from (--resources):
   // auto = ptxas when nvcc is found (driver/resources.h), else the cost model's estimates.
   ResourceMode resources = ResourceMode::kAuto;
+  // More models after compile.model (`magnetoc report A.onnx B.onnx ...`): each reported in turn;
+  // their kernels' resources come from one compiler call (prefetchLaunchResources), and --json
+  // writes a JSON array of the reports.
+  std::vector<std::string> moreModels;
+  // Leave Report::resources empty and keep the program in Report::program (reportModel fills the
+  // resources of several models after one prefetch).
+  bool deferResources = false;
 };
 
 struct ReportGroup {
@@ -54,6 +61,7 @@ struct Report {
   // cuda/hip: every launch of the generated program with its resources and occupancy.
   bool hasLaunches = false;
   ResourceFeedback resources;
+  std::shared_ptr<GpuEmitSummary> program;  // ReportOptions::deferResources: the launches to price
   std::unique_ptr<Graph> graph;     // after the pipeline
 };
 

@@ -36,6 +36,30 @@ struct PtxasKernelUsage {
 std::map<std::string, PtxasKernelUsage> parsePtxasVerbose(const std::string& text,
                                                          const std::string& arch = "");
 
+// One kernel in the AMDGPU back end's resource remarks (hipcc -Rpass-analysis=kernel-resource-usage),
+// keyed by the (mangled) function name:
+//   k.hip:4:1: remark: Function Name: _Z1kPfPKfi [-Rpass-analysis=kernel-resource-usage]
+//   k.hip:4:1: remark:     SGPRs: 14 [...]
+//   k.hip:4:1: remark:     VGPRs: 6 [...]
+//   k.hip:4:1: remark:     AGPRs: 0 [...]
+//   k.hip:4:1: remark:     ScratchSize [bytes/lane]: 0 [...]
+//   k.hip:4:1: remark:     Occupancy [waves/SIMD]: 8 [...]
+//   k.hip:4:1: remark:     SGPRs Spill: 0 [...]
+//   k.hip:4:1: remark:     VGPRs Spill: 0 [...]
+//   k.hip:4:1: remark:     LDS Size [bytes/block]: 1024 [...]
+// A function whose "VGPRs" line is missing is left out.
+struct AmdgpuKernelUsage {
+  int sgprs = 0, vgprs = 0, agprs = 0;
+  int64_t scratchBytesPerLane = 0;  // private segment (spills and stack arrays)
+  int wavesPerSimd = 0;             // the compiler's occupancy at the kernel's launch bounds
+  int sgprSpills = 0, vgprSpills = 0;  // registers spilled (VGPRs to scratch memory)
+  int64_t ldsBytes = 0;             // static LDS per block
+  // The per-lane vector registers a wave is allocated from the unified register file of CDNA2/3
+  // (gfx90a, gfx94x): the architectural VGPRs rounded up to 4, then the AGPRs.
+  int unifiedVgprs() const { return (vgprs + 3) / 4 * 4 + agprs; }
+};
+std::map<std::string, AmdgpuKernelUsage> parseAmdgpuResourceRemarks(const std::string& text);
+
 struct Occupancy {
   int blocksPerSm = 0;    // resident blocks of this kernel per SM (0: the block cannot run)
   int warpsPerBlock = 0;
