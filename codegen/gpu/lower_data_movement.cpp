@@ -267,7 +267,9 @@ Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile
   for (int d = 0; d < ind->rank(); ++d) dataS.push_back(0), indS.push_back(is[d]);
   for (int64_t d = axis + 1; d < x->rank(); ++d) dataS.push_back(xs[d]), indS.push_back(0);
   std::string name = functorName(cx);
-  const char* et = ctypeOf(x->dtype());
+  // 16-bit floats are copied as their bits.
+  const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
+  const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
   if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
   std::string f = functorHead(name) +
                   fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"
