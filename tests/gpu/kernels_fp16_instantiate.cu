@@ -35,6 +35,30 @@ __global__ void __launch_bounds__(256)
     mgk::gemmF16Block<128, 64, 256>(g, b - b2, smem);
 }
 
+// --precision fp16's half storage (S = mgk::Half): one joint kernel with every program that
+// takes the storage type, so that each family's half loads and stores go through nvcc and, in the
+// MG_PTXAS_SET part, ptxas for sm_80 (one instantiation per family: the tiles only change the
+// loops, which the float tiles above cover).
+__global__ void __launch_bounds__(256)
+    jointHalfK(mgk::ConvParams c, mgk::PoolParams pl, mgk::GemmParams g, mgk::ReduceParams r,
+               mgk::RowParams rw, int64_t kind) {
+  MG_DYNAMIC_SHARED(char, smem);
+  const int64_t b = blockIdx.x;
+  using H = mgk::Half;
+  switch (kind) {
+    case 0: mgk::convF16Block<64, 64, 128, H>(c, b, smem); break;
+    case 1: mgk::gemmF16Block<128, 64, 256, H>(g, b, smem); break;
+    case 2: mgk::convBlock<32, 32, 128, H>(c, b, smem); break;
+    case 3: mgk::gemmBlock<64, 64, 128, H>(g, b, smem); break;
+    case 4: mgk::gemvBlock<4, 32, 256, H>(g, b, smem); break;
+    case 5: mgk::depthwiseBlock<1, 256, H>(c, b, smem); break;
+    case 6: mgk::poolBlock<4, 256, H>(pl, b, smem); break;
+    case 7: mgk::reduceBlock<mgk::kReducePerThread, 1, 256, H>(r, b, smem); break;
+    case 8: mgk::reduceBlock<mgk::kReducePerBlock, 1, 256, H>(r, b, smem); break;
+    default: mgk::rowBlock<1, 256, H>(rw, b, smem); break;
+  }
+}
+
 #define MG_GEMM_TILES(X) \
   X(32, 32, 128) X(64, 32, 128) X(32, 64, 128) X(64, 64, 128) X(128, 64, 256) X(64, 128, 256) \
   X(128, 128, 256) X(128, 16, 128) X(16, 128, 128)
@@ -47,9 +71,9 @@ extern void* const kAllF16Kernels[];
 // What tests/gpu/kernels_nvcc.sh takes through cicc's optimizer and ptxas for sm_80: the smallest
 // tile of both programs and the joint kernel (its conv member is 64x64, its GEMM 128x64). Every
 // tile goes to PTX with the optimizer off (the front end's warnings, the wmma intrinsics' lowering).
-void* const kAllF16Kernels[] = {MG_GEMM_F16(32, 32, 128)(void*)&jointF16K};
+void* const kAllF16Kernels[] = {MG_GEMM_F16(32, 32, 128)(void*)&jointF16K, (void*)&jointHalfK};
 #else
-void* const kAllF16Kernels[] = {MG_GEMM_TILES(MG_GEMM_F16)(void*)&jointF16K};
+void* const kAllF16Kernels[] = {MG_GEMM_TILES(MG_GEMM_F16)(void*)&jointF16K, (void*)&jointHalfK};
 #endif
 
 int64_t kernelsF16HostCounts(const mgk::GemmParams& g, const mgk::ConvParams& c) {
