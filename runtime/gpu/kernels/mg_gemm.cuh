@@ -2,8 +2,10 @@
 // tile per block (mg_kparams.h, GemmParams). The main loop is shared with the implicit-GEMM
 // convolution (mg_conv.cuh), which only brings its own loader for the B operand.
 //
-//   gemmBlock<BM, BN, THREADS>(p, block, smem)
-//     block -> (batch b, tile row, tile column), tile columns fastest; BK = 32.
+//   gemmBlock<BM, BN, THREADS, S = float>(p, block, smem)
+//     block -> (batch b, tile row, tile column), tile columns fastest; BK = 32. S is the storage
+//     type of A, B, C, the residual and Y (float, or Half under --precision fp16: read into float
+//     registers by the loaders, Y rounded on store; mg_kcommon.cuh ldF / stF).
 //     Tiles of the cost model (src/target/cost_model.cpp, kGemmTiles): 32x32, 64x32, 32x64,
 //     64x64 with 128 threads; 128x64, 64x128, 128x128 with 256; 128x16, 16x128 with 128.
 //     Any BM, BN, THREADS powers of two with BM, BN, 32 dividing THREADS and BM*BN a multiple of
