@@ -17,7 +17,8 @@
 // The model's interface stays float32 (a Cast at entry and exit, named like the original output),
 // constants read by half-capable nodes are converted once (round to nearest even; a constant
 // also read by a float node keeps its float32 copy for it), and every node that cannot read half
-// (an island) keeps float32 operands and results, with a Cast before and after it. Data movement
+// (an island) keeps float32 operands and results, with a Cast before and after it; a model's own
+// Cast that produces float32 is half-capable and its `to` becomes float16. Data movement
 // (Reshape, Transpose, Slice, ...) whose data comes from an island stays in the island, so that
 // chains such as LSTM -> Squeeze -> LSTM take no casts.
 //
@@ -107,6 +108,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
         v->setType(TensorType{DType::kF16, v->dims()});
         retyped.insert(v);
         ++r.halfValues;
+        if (n->kind() == "Cast") n->attrs().set("to", static_cast<int64_t>(DType::kF16));  // a Cast to float
       }
   }
 

@@ -174,6 +174,9 @@ bool gpuReadsHalfStorage(const Node& n) {
       f == lowerConcat || f == lowerSplit || f == lowerGather || f == lowerGemm || f == lowerRows ||
       f == lowerReduce || f == lowerAnyReduce)
     return true;
+  // Cast converts any storage type (mgk::convertTo reads and writes Half): a float operand or
+  // result becomes float16 (the half-storage rewrite sets `to` to match).
+  if (n.kind() == "Cast") return true;
   // The 1-D/2-D programs only (mg_conv.cuh, mg_pool.cuh); lowerConvNd/lowerPoolNd are float32.
   if (f == lowerConv) return rank == 3 || rank == 4;
   if (f == lowerPool) {
