@@ -168,7 +168,10 @@ Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& t
   const std::string& k = n.kind();
   const Value *x = n.input(0), *y = n.output(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
-  if (x->dtype() != DType::kF32) return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+  if (x->dtype() != DType::kF32 && x->dtype() != DType::kF16)
+    return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+  // float16 (half storage) is compared as float.
+  const char* et = x->dtype() == DType::kF16 ? "mgk::Half" : "float";
   int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
   bool last = n.attrs().getInt("select_last_index", 0) != 0;
   std::vector<int64_t> s;  // input strides over the output's dims
@@ -183,14 +186,14 @@ Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& t
   std::string name = functorName(cx);
   const char* cmp = k == "ArgMax" ? (last ? ">=" : ">") : (last ? "<=" : "<");
   std::string body = fmt::format(
-      "    const float* p = static_cast<const float*>(in[0]) + idx[0];\n"
-      "    float best = p[0];\n    int64_t at = 0;\n"
+      "    const {3}* p = static_cast<const {3}*>(in[0]) + idx[0];\n"
+      "    float best = mgk::ldF(p[0]);\n    int64_t at = 0;\n"
       "    for (int64_t j = 1; j < {0}; ++j) {{\n"
-      "      const float v = p[j * {1}];\n"
+      "      const float v = mgk::ldF(p[j * {1}]);\n"
       "      if (v {2} best || (v != v && best == best)) {{ best = v; at = j; }}\n"
       "    }}\n"
       "    static_cast<int64_t*>(out)[o] = at;\n",
-      x->dims()[axis], xs[axis], cmp);
+      x->dims()[axis], xs[axis], cmp, et);
   return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
                                       {{cx.ptr(x), 0, s}}, cx.ptr(y), 0, contiguousStrides(y->dims()),
                                       itemsPerThread(tile))};
