@@ -77,7 +77,7 @@ bool touchesF32(const Node& n) {
 bool isDataMovement(const std::string& k) {
   static const std::set<std::string> kMoves = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
                                                "Dropout", "MgChannelSlice", "Transpose", "Expand", "Tile",
-                                               "Slice", "Concat", "Split", "Gather"};
+                                               "Slice", "Concat", "Split", "Gather", "Pad"};
   return kMoves.count(k) > 0;
 }
 

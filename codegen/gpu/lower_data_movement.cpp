@@ -126,7 +126,9 @@ Expected<std::vector<GpuItem>> lowerPad(const Node& n, const TileConfig& tile, L
   std::string mode = n.attrs().getString("mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
     return unsupported("{}: Pad mode '{}'", n.describe(), mode);
-  const char* et = ctypeOf(x->dtype());
+  // 16-bit floats are copied as their bits (the pad value too: a constant of x's type; +0 is 0).
+  const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
+  const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
   if (!et) return unsupported("{}: Pad of {}", n.describe(), dtypeName(x->dtype()));
   int r = x->rank();
   std::vector<int64_t> pads = n.input(1)->constant().toInts(), axes;

@@ -172,7 +172,7 @@ bool gpuReadsHalfStorage(const Node& n) {
   if (f == lowerElementwise || f == lowerUnary || f == lowerBatchNorm || f == lowerCopy || f == lowerDropout ||
       f == lowerChannelSlice || f == lowerTranspose || f == lowerExpand || f == lowerTile || f == lowerSlice ||
       f == lowerConcat || f == lowerSplit || f == lowerGather || f == lowerGemm || f == lowerRows ||
-      f == lowerReduce || f == lowerAnyReduce || f == lowerArgMaxMin)
+      f == lowerReduce || f == lowerAnyReduce || f == lowerArgMaxMin || f == lowerPad)
     return true;
   // Cast converts any storage type (mgk::convertTo reads and writes Half): a float operand or
   // result becomes float16 (the half-storage rewrite sets `to` to match).
