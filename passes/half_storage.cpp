@@ -63,13 +63,13 @@ uint16_t halfStorageBits(float v) {
   return static_cast<uint16_t>(sign | h);
 }
 
-bool isF32(const Value* v) { return v && v->dtype() == DType::kF32; }
+bool storedAsF32(const Value* v) { return v && v->dtype() == DType::kF32; }
 
 bool touchesF32(const Node& n) {
   for (const Value* v : n.inputs())
-    if (isF32(v)) return true;
+    if (storedAsF32(v)) return true;
   for (const Value* v : n.outputs())
-    if (isF32(v)) return true;
+    if (storedAsF32(v)) return true;
   return false;
 }
 
@@ -94,7 +94,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
     if (!half.count(n) || !isDataMovement(n->kind())) continue;
     const Value* data = n->input(0);
     const Node* p = data ? data->producer() : nullptr;
-    if (p && isF32(data) && !half.count(p)) half.erase(n);
+    if (p && storedAsF32(data) && !half.count(p)) half.erase(n);
   }
   for (Node* n : order)
     if (touchesF32(*n) && !half.count(n)) r.floatNodes.push_back(n->describe());
@@ -104,7 +104,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
   for (Node* n : order) {
     if (!half.count(n)) continue;
     for (Value* v : n->outputs())
-      if (isF32(v)) {
+      if (storedAsF32(v)) {
         v->setType(TensorType{DType::kF16, v->dims()});
         retyped.insert(v);
         ++r.halfValues;
@@ -125,7 +125,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
     for (size_t i = 0; i < n->numInputs(); ++i) {
       Value* v = n->input(i);
       if (!v) continue;
-      if (half.count(n) && isF32(v)) {
+      if (half.count(n) && storedAsF32(v)) {
         // A float32 operand of a half node: a converted constant, or a Cast before n.
         auto it = toHalf.find(v);
         if (it == toHalf.end()) {

@@ -112,14 +112,14 @@ std::string compareExpr(const std::string& op) {
 const char* mapComputeType(DType t) { return t == DType::kF16 ? "float" : ctypeOf(t); }
 
 // Operand k of type t into the local a<k>: float16 is read as mgk::Half and widened to float.
-std::string loadOperand(DType t, size_t k) {
+std::string mapLoadOperand(DType t, size_t k) {
   if (t == DType::kF16)
     return fmt::format("    const float a{0} = mgk::ldF(static_cast<const mgk::Half*>(in[{0}])[idx[{0}]]);\n", k);
   return fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", ctypeOf(t), k);
 }
 
 // out[o] = expr for a result of type t: float16 rounds the float to nearest even (mgk::stF).
-std::string storeResult(DType t, const std::string& expr) {
+std::string mapStoreResult(DType t, const std::string& expr) {
   if (t == DType::kF16)
     return fmt::format("    static_cast<mgk::Half*>(out)[o] = mgk::stF<mgk::Half>(static_cast<float>({}));\n", expr);
   return fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>({1});\n", ctypeOf(t), expr);
@@ -131,14 +131,14 @@ std::string loads(const Node& n) {
   for (size_t k = 0; k < n.numInputs(); ++k) {
     const Value* v = n.input(k);
     if (!v) continue;
-    s += loadOperand(v->dtype(), k);
+    s += mapLoadOperand(v->dtype(), k);
   }
   return s;
 }
 
 // out[o] = <expr> with the result's type.
 std::string elementwiseFunctor(const std::string& name, const Node& n, const std::string& expr) {
-  return functorHead(name) + loads(n) + storeResult(n.output(0)->dtype(), expr) + kFunctorTail;
+  return functorHead(name) + loads(n) + mapStoreResult(n.output(0)->dtype(), expr) + kFunctorTail;
 }
 
 // The expression an elementwise node computes over a0.., or "" when not supported.
@@ -205,7 +205,7 @@ Expected<std::string> fusedFunctor(const std::string& name, const Node& n) {
                          n.describe(), tok[0]);
     body += fmt::format("    const float t{} = {};\n", i, expr);
   }
-  body += storeResult(n.output(0)->dtype(), "t" + std::to_string(program.size() - 1));
+  body += mapStoreResult(n.output(0)->dtype(), "t" + std::to_string(program.size() - 1));
   return functorHead(name) + body + kFunctorTail;
 }
 
@@ -231,14 +231,14 @@ Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector
     if (phase > 0) ins.push_back({cx.ptr(y), 0, contiguousStrides(y->dims())});
     while (ins.size() < static_cast<size_t>(kMapInputs) && next < all.size()) ins.push_back(all[next++]);
     std::string body, acc = "a0";
-    for (size_t i = 0; i < ins.size(); ++i) body += loadOperand(t, i);
+    for (size_t i = 0; i < ins.size(); ++i) body += mapLoadOperand(t, i);
     for (size_t i = 1; i < ins.size(); ++i) acc = binaryExpr(fold, acc, "a" + std::to_string(i), isFloat);
     if (acc.empty())
       return unsupported("{}: the cuda/hip targets have no elementwise kernel for '{}' on {} yet",
                          n.describe(), k, dtypeName(t));
     if (k == "Mean" && next == all.size()) acc = fmt::format("({} / {}.f)", acc, all.size());
     std::string name = functorName(cx);
-    body += storeResult(t, acc);
+    body += mapStoreResult(t, acc);
     GpuItem it = mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(), ins, cx.ptr(y), 0,
                          contiguousStrides(y->dims()), itemsPerThread(tile));
     it.phase = phase;
