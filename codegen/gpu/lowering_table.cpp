@@ -36,7 +36,8 @@ Expected<std::vector<GpuItem>> lowerUnary(const Node& n, const TileConfig& tile,
   return lowerElementwise(n, tile, cx);
 }
 
-// Reduce*: float32 (and float16 storage) on the reduce program, every other type on the typed functors.
+// Reduce*: float32 and float16 (--precision fp16's storage, or a model's own: read as float,
+// summed in float) on the reduce program, every other type on the typed functors.
 Expected<std::vector<GpuItem>> lowerAnyReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
   if (firstOperandType(n) == DType::kF32 || firstOperandType(n) == DType::kF16) return lowerReduce(n, tile, cx);
   return opset::lowerTypedReduce(n, tile, cx);
