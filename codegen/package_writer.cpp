@@ -268,8 +268,9 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     bool cuda = o.target == "cuda";
     vars["CUDA"] = cuda ? "1" : "0";
     vars["PRECISION"] = o.precision == "fp16"
-                            ? "fp16: GEMM, MatMul and Conv multiply half-rounded operands on tensor "
-                              "cores (wmma) with fp32 accumulation; activations stay fp32 in memory"
+                            ? "fp16: activations and weights stored in float16 (inputs and outputs "
+                              "fp32), GEMM, MatMul and Conv on tensor cores (wmma), fp32 accumulation "
+                              "and arithmetic"
                             : "fp32";
     vars["HIP"] = cuda ? "0" : "1";
     std::string arch = o.arch;

@@ -47,7 +47,8 @@ struct LowerContext {
   int functorCounter = 0;  // functor names are F<step>_<k>: unique per package
   int step = 0;
   int64_t scratchBytes = 0;  // scratch used by the launch being lowered (the emitter resets it)
-  bool fp16 = false;  // --precision fp16: Gemm/MatMul/Conv on the tensor-core programs (F16)
+  bool fp16 = false;  // --precision fp16: Gemm/MatMul/Conv on the tensor-core programs (F16); the
+                      // activations' float16 storage is the values' dtype (passes/half_storage.cpp)
 
   int slot(const Value* v) const { return slots->at(v); }
   // "SCRATCH(off)": the device address of `bytes` bytes of temporary memory for the node being
@@ -81,6 +82,11 @@ std::string intList(const std::vector<int64_t>& v);  // "{1, 2, 3}"
 // mgk::convSmemBytes<args>) over params `paramsType` (lower_compute.cpp).
 GpuItem programItem(const std::string& family, const std::string& args,
                     const std::string& paramsType, int threads, bool syncs, const std::string& tile);
+// --precision fp16's half storage (lower_compute.cpp): whether the programs of n read and write
+// float16 (true) or float32 (false) tensors; an error when n mixes them (its program has one
+// storage type S). setStorage adds S = mgk::Half to an item's program, blocks and smem templates.
+Expected<bool> halfStorageOf(const Node& n);
+void setStorage(GpuItem& it, bool half);
 // A gemmBlock item with the cost model's GEMM tile (or the default); `init` left to the caller.
 // fp16: the tensor-core program gemmF16Block (same tiles; all of kGemmTiles are multiples of 16).
 GpuItem gemmItem(const TileConfig& tile, bool fp16 = false);

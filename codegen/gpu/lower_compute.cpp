@@ -110,12 +110,37 @@ int reduceCode(const std::string& k) {
   return -1;
 }
 
+bool isF32OrF16(DType t) { return t == DType::kF32 || t == DType::kF16; }
+
 }  // namespace
+
+Expected<bool> halfStorageOf(const Node& n) {
+  int f32 = 0, f16 = 0;
+  auto count = [&](const Value* v) {
+    if (!v) return;
+    f32 += v->dtype() == DType::kF32;
+    f16 += v->dtype() == DType::kF16;
+  };
+  for (const Value* v : n.inputs()) count(v);
+  for (const Value* v : n.outputs())
+    if (v->hasUses() || v->isGraphOutput()) count(v);
+  if (f32 > 0 && f16 > 0)
+    return unsupported("{}: {} mixes float32 and float16 tensors (its program reads and writes one storage "
+                       "type; --precision fp16 casts around it)", n.describe(), n.kind());
+  return f16 > 0;
+}
+
+void setStorage(GpuItem& it, bool half) {
+  if (!half) return;
+  for (std::string* s : {&it.program, &it.blocks, &it.smem}) s->insert(s->size() - 1, ", mgk::Half");
+  it.tile += " half";
+}
 
 Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *w = n.input(1), *b = n.input(2), *res = n.input(3), *y = n.output(0);
   // 3-D and up, and float64: the direct N-D program (lower_conv_nd.cpp).
-  if (x->dtype() != DType::kF32 || (x->rank() != 4 && x->rank() != 3)) return lowerConvNd(n, tile, cx);
+  if (!isF32OrF16(x->dtype()) || (x->rank() != 4 && x->rank() != 3)) return lowerConvNd(n, tile, cx);
+  MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   int sr = x->rank() - 2;
   bool oneD = sr == 1;
   int64_t group = n.attrs().getInt("group", 1);
@@ -153,14 +178,17 @@ Expected<std::vector<GpuItem>> lowerConv(const Node& n, const TileConfig& tile, 
       N, C, H, W, K, R, S, group, sh, sw, pt, pl, dh, dw, OH, OW, cx.typedPtr("float", x, true),
       cx.typedPtr("float", w, true), b ? cx.typedPtr("float", b, true) : "nullptr",
       res ? cx.typedPtr("float", res, true) : "nullptr", cx.typedPtr("float", y, false), K);
+  setStorage(it, half);
   MG_RETURN_IF_ERROR(epilogue(n, it.init));
   return std::vector<GpuItem>{it};
 }
 
 Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *a = n.input(0), *b = n.input(1), *y = n.output(0);
-  if (a->dtype() != DType::kF32 || b->dtype() != DType::kF32)
-    return unsupported("{}: {} on {} (the cuda/hip targets do f32)", n.describe(), n.kind(), dtypeName(a->dtype()));
+  if (!isF32OrF16(a->dtype()) || !isF32OrF16(b->dtype()))
+    return unsupported("{}: {} on {} (the cuda/hip targets do f32, and f16 storage under --precision fp16)",
+                       n.describe(), n.kind(), dtypeName(a->dtype()));
+  MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   GemmView g;
   std::string cPtr = "nullptr";
   int64_t cm = 0, cn = 0;
@@ -227,6 +255,7 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
       g.batch, g.M, g.N, g.K, aPtr, g.aB, g.aM, g.aK, bPtr, g.bB, g.bK, g.bN, cPtr, cm, cn,
       cPtr == "nullptr" ? "0.f" : floatLiteral(beta), floatLiteral(alpha), cx.typedPtr("float", y, false),
       g.M * g.N, yM, yN, res ? cx.typedPtr("float", res, true) : "nullptr");
+  setStorage(it, half);
   MG_RETURN_IF_ERROR(epilogue(n, it.init));
   return std::vector<GpuItem>{it};
 }
@@ -235,7 +264,7 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
   const Value *x = n.input(0), *y = n.output(0);
   // 3-D and up, float64, and AveragePool's count_include_pad with ceil_mode (whose divisor the 2-D
   // program does not cut at the end padding): the N-D program (lower_conv_nd.cpp).
-  if (x->dtype() != DType::kF32 || (x->rank() != 4 && x->rank() != 3) ||
+  if (!isF32OrF16(x->dtype()) || (x->rank() != 4 && x->rank() != 3) ||
       (n.kind() == "AveragePool" && n.attrs().getInt("count_include_pad", 0) != 0 &&
        n.attrs().getInt("ceil_mode", 0) != 0))
     return lowerPoolNd(n, tile, cx);
@@ -253,6 +282,7 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
   int64_t pt = 0, pl = 0;
   if (!oneD) spatialPad(n, 0, sr, H, OH, kh, sh, dh, pt);
   spatialPad(n, sr - 1, sr, W, OW, kw, sw, dw, pl);
+  MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   int items = tile.itemsPerThread > 0 ? tile.itemsPerThread : 1;
   GpuItem it = programItem("pool", fmt::format("{}, 256", items), "mgk::PoolParams", 256, false,
                     fmt::format("items{}", items));
@@ -264,12 +294,14 @@ Expected<std::vector<GpuItem>> lowerPool(const Node& n, const TileConfig& tile, 
       x->dims()[0], x->dims()[1], H, W, OH, OW, kh, kw, sh, sw, pt, pl, dh, dw,
       n.kind() == "MaxPool" ? 1 : 0, n.attrs().getInt("count_include_pad", 0),
       cx.typedPtr("float", x, true), cx.typedPtr("float", y, false), x->dims()[1]);
+  setStorage(it, half);
   return std::vector<GpuItem>{it};
 }
 
 Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
-  if (x->dtype() != DType::kF32) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(x->dtype()));
+  if (!isF32OrF16(x->dtype())) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(x->dtype()));
+  MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   std::vector<bool> reduced(x->rank(), false);
   if (n.kind().rfind("Global", 0) == 0) {
     for (int d = 2; d < x->rank(); ++d) reduced[d] = true;
@@ -307,12 +339,14 @@ Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile
       "p.op = {}; p.x = {}; p.y = {};\n",
       outN, redN, od.size(), rd.size(), intList(od), intList(os), intList(rd), intList(rs),
       reduceCode(n.kind()), cx.typedPtr("float", x, true), cx.typedPtr("float", y, false));
+  setStorage(it, half);
   return std::vector<GpuItem>{it};
 }
 
 Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
-  if (x->dtype() != DType::kF32) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(x->dtype()));
+  if (!isF32OrF16(x->dtype())) return unsupported("{}: {} on {}", n.describe(), n.kind(), dtypeName(x->dtype()));
+  MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   int64_t axis = n.attrs().getInt("axis", -1);
   if (axis < 0) axis += x->rank();
   int64_t len = 1;
@@ -343,6 +377,7 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
                         rows, len, op, floatLiteral(n.attrs().getFloat("epsilon", 1e-5)),
                         cx.typedPtr("float", x, true), scale ? cx.typedPtr("float", scale, true) : "nullptr",
                         bias ? cx.typedPtr("float", bias, true) : "nullptr", cx.typedPtr("float", y, false));
+  setStorage(it, half);
   return std::vector<GpuItem>{it};
 }
 

@@ -126,7 +126,9 @@ Expected<std::vector<GpuItem>> lowerPad(const Node& n, const TileConfig& tile, L
   std::string mode = n.attrs().getString("mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
     return unsupported("{}: Pad mode '{}'", n.describe(), mode);
-  const char* et = ctypeOf(x->dtype());
+  // 16-bit floats are copied as their bits (the pad value too: a constant of x's type; +0 is 0).
+  const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
+  const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
   if (!et) return unsupported("{}: Pad of {}", n.describe(), dtypeName(x->dtype()));
   int r = x->rank();
   std::vector<int64_t> pads = n.input(1)->constant().toInts(), axes;
@@ -168,7 +170,10 @@ Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& t
   const std::string& k = n.kind();
   const Value *x = n.input(0), *y = n.output(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
-  if (x->dtype() != DType::kF32) return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+  if (x->dtype() != DType::kF32 && x->dtype() != DType::kF16)
+    return unsupported("{}: {} of {}", n.describe(), k, dtypeName(x->dtype()));
+  // float16 (half storage) is compared as float.
+  const char* et = x->dtype() == DType::kF16 ? "mgk::Half" : "float";
   int64_t axis = normAxis(n.attrs().getInt("axis", 0), x->rank());
   bool last = n.attrs().getInt("select_last_index", 0) != 0;
   std::vector<int64_t> s;  // input strides over the output's dims
@@ -183,14 +188,14 @@ Expected<std::vector<GpuItem>> lowerArgMaxMin(const Node& n, const TileConfig& t
   std::string name = functorName(cx);
   const char* cmp = k == "ArgMax" ? (last ? ">=" : ">") : (last ? "<=" : "<");
   std::string body = fmt::format(
-      "    const float* p = static_cast<const float*>(in[0]) + idx[0];\n"
-      "    float best = p[0];\n    int64_t at = 0;\n"
+      "    const {3}* p = static_cast<const {3}*>(in[0]) + idx[0];\n"
+      "    float best = mgk::ldF(p[0]);\n    int64_t at = 0;\n"
       "    for (int64_t j = 1; j < {0}; ++j) {{\n"
-      "      const float v = p[j * {1}];\n"
+      "      const float v = mgk::ldF(p[j * {1}]);\n"
       "      if (v {2} best || (v != v && best == best)) {{ best = v; at = j; }}\n"
       "    }}\n"
       "    static_cast<int64_t*>(out)[o] = at;\n",
-      x->dims()[axis], xs[axis], cmp);
+      x->dims()[axis], xs[axis], cmp, et);
   return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
                                       {{cx.ptr(x), 0, s}}, cx.ptr(y), 0, contiguousStrides(y->dims()),
                                       itemsPerThread(tile))};
@@ -267,7 +272,9 @@ Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile
   for (int d = 0; d < ind->rank(); ++d) dataS.push_back(0), indS.push_back(is[d]);
   for (int64_t d = axis + 1; d < x->rank(); ++d) dataS.push_back(xs[d]), indS.push_back(0);
   std::string name = functorName(cx);
-  const char* et = ctypeOf(x->dtype());
+  // 16-bit floats are copied as their bits.
+  const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
+  const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
   if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
   std::string f = functorHead(name) +
                   fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"

@@ -107,31 +107,45 @@ std::string compareExpr(const std::string& op) {
   return "";
 }
 
-// Loads of every operand into locals a0, a1, ... of their C types.
+// The C type a map functor computes a value of type t in: float16 (half storage under
+// --precision fp16) computes as float; the others as ctypeOf. nullptr when the map has none.
+const char* mapComputeType(DType t) { return t == DType::kF16 ? "float" : ctypeOf(t); }
+
+// Operand k of type t into the local a<k>: float16 is read as mgk::Half and widened to float.
+std::string mapLoadOperand(DType t, size_t k) {
+  if (t == DType::kF16)
+    return fmt::format("    const float a{0} = mgk::ldF(static_cast<const mgk::Half*>(in[{0}])[idx[{0}]]);\n", k);
+  return fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", ctypeOf(t), k);
+}
+
+// out[o] = expr for a result of type t: float16 rounds the float to nearest even (mgk::stF).
+std::string mapStoreResult(DType t, const std::string& expr) {
+  if (t == DType::kF16)
+    return fmt::format("    static_cast<mgk::Half*>(out)[o] = mgk::stF<mgk::Half>(static_cast<float>({}));\n", expr);
+  return fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>({1});\n", ctypeOf(t), expr);
+}
+
+// Loads of every operand into locals a0, a1, ... of their compute types.
 std::string loads(const Node& n) {
   std::string s;
   for (size_t k = 0; k < n.numInputs(); ++k) {
     const Value* v = n.input(k);
     if (!v) continue;
-    s += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n",
-                     ctypeOf(v->dtype()), k);
+    s += mapLoadOperand(v->dtype(), k);
   }
   return s;
 }
 
-// out[o] = <expr> with the result's C type.
+// out[o] = <expr> with the result's type.
 std::string elementwiseFunctor(const std::string& name, const Node& n, const std::string& expr) {
-  return functorHead(name) + loads(n) +
-         fmt::format("    static_cast<{}*>(out)[o] = static_cast<{}>({});\n",
-                     ctypeOf(n.output(0)->dtype()), ctypeOf(n.output(0)->dtype()), expr) +
-         kFunctorTail;
+  return functorHead(name) + loads(n) + mapStoreResult(n.output(0)->dtype(), expr) + kFunctorTail;
 }
 
 // The expression an elementwise node computes over a0.., or "" when not supported.
 std::string elementwiseExpression(const Node& n) {
   const std::string& k = n.kind();
   DType t = n.input(0) ? n.input(0)->dtype() : DType::kUndefined;
-  bool isFloat = t == DType::kF32;
+  bool isFloat = t == DType::kF32 || t == DType::kF16;  // float16: half storage, float math
   if (k == "Where") return "a0 ? a1 : a2";
   if (k == "Not") return "!a0";
   if (!compareExpr(k).empty()) return compareExpr(k);
@@ -191,7 +205,7 @@ Expected<std::string> fusedFunctor(const std::string& name, const Node& n) {
                          n.describe(), tok[0]);
     body += fmt::format("    const float t{} = {};\n", i, expr);
   }
-  body += fmt::format("    static_cast<float*>(out)[o] = t{};\n", program.size() - 1);
+  body += mapStoreResult(n.output(0)->dtype(), "t" + std::to_string(program.size() - 1));
   return functorHead(name) + body + kFunctorTail;
 }
 
@@ -205,11 +219,10 @@ Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector
   const std::string& k = n.kind();
   const Value* y = n.output(0);
   DType t = n.input(0)->dtype();
-  bool isFloat = t == DType::kF32;
+  bool isFloat = t == DType::kF32 || t == DType::kF16;
   if (k != "Sum" && k != "Max" && k != "Min" && k != "Mean")
     return unsupported("{}: {} operands; the GPU map kernel takes at most {}", n.describe(), all.size(),
                        kMapInputs);
-  const char* ct = ctypeOf(t);
   const std::string fold = k == "Mean" ? "Add" : k;
   std::vector<GpuItem> items;
   size_t next = 0;
@@ -218,15 +231,14 @@ Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector
     if (phase > 0) ins.push_back({cx.ptr(y), 0, contiguousStrides(y->dims())});
     while (ins.size() < static_cast<size_t>(kMapInputs) && next < all.size()) ins.push_back(all[next++]);
     std::string body, acc = "a0";
-    for (size_t i = 0; i < ins.size(); ++i)
-      body += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", ct, i);
+    for (size_t i = 0; i < ins.size(); ++i) body += mapLoadOperand(t, i);
     for (size_t i = 1; i < ins.size(); ++i) acc = binaryExpr(fold, acc, "a" + std::to_string(i), isFloat);
     if (acc.empty())
       return unsupported("{}: the cuda/hip targets have no elementwise kernel for '{}' on {} yet",
                          n.describe(), k, dtypeName(t));
     if (k == "Mean" && next == all.size()) acc = fmt::format("({} / {}.f)", acc, all.size());
     std::string name = functorName(cx);
-    body += fmt::format("    static_cast<{0}*>(out)[o] = static_cast<{0}>({1});\n", ct, acc);
+    body += mapStoreResult(t, acc);
     GpuItem it = mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(), ins, cx.ptr(y), 0,
                          contiguousStrides(y->dims()), itemsPerThread(tile));
     it.phase = phase;
@@ -240,10 +252,10 @@ Expected<std::vector<GpuItem>> variadicInPhases(const Node& n, const std::vector
 Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* y = n.output(0);
   for (size_t k = 0; k < n.numInputs(); ++k)
-    if (n.input(k) && !ctypeOf(n.input(k)->dtype()))
+    if (n.input(k) && !mapComputeType(n.input(k)->dtype()))
       return unsupported("{}: operand {} has type {}, which the cuda/hip targets do not support yet",
                          n.describe(), k, dtypeName(n.input(k)->dtype()));
-  if (!ctypeOf(y->dtype()))
+  if (!mapComputeType(y->dtype()))
     return unsupported("{}: result type {} is not supported by the cuda/hip targets yet",
                        n.describe(), dtypeName(y->dtype()));
   std::string name = functorName(cx), functor;

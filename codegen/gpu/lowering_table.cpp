@@ -36,9 +36,10 @@ Expected<std::vector<GpuItem>> lowerUnary(const Node& n, const TileConfig& tile,
   return lowerElementwise(n, tile, cx);
 }
 
-// Reduce*: float32 on the reduce program, every other type on the typed functors.
+// Reduce*: float32 and float16 (--precision fp16's storage, or a model's own: read as float,
+// summed in float) on the reduce program, every other type on the typed functors.
 Expected<std::vector<GpuItem>> lowerAnyReduce(const Node& n, const TileConfig& tile, LowerContext& cx) {
-  if (firstOperandType(n) == DType::kF32) return lowerReduce(n, tile, cx);
+  if (firstOperandType(n) == DType::kF32 || firstOperandType(n) == DType::kF16) return lowerReduce(n, tile, cx);
   return opset::lowerTypedReduce(n, tile, cx);
 }
 
@@ -161,6 +162,33 @@ LowerFn findLowering(const std::string& op) {
 }
 
 }  // namespace gpu
+
+bool gpuReadsHalfStorage(const Node& n) {
+  using namespace gpu;
+  const LowerFn f = findLowering(n.kind());
+  if (!f) return false;
+  const Value* x = n.input(0);
+  const int rank = x ? x->rank() : 0;
+  // Programs that take the storage type S (mg_kcommon.cuh ldF/stF) or copy elements by size.
+  if (f == lowerElementwise || f == lowerUnary || f == lowerBatchNorm || f == lowerCopy || f == lowerDropout ||
+      f == lowerChannelSlice || f == lowerTranspose || f == lowerExpand || f == lowerTile || f == lowerSlice ||
+      f == lowerConcat || f == lowerSplit || f == lowerGather || f == lowerGemm || f == lowerRows ||
+      f == lowerReduce || f == lowerAnyReduce || f == lowerArgMaxMin || f == lowerPad)
+    return true;
+  // Cast converts any storage type (mgk::convertTo reads and writes Half): a float operand or
+  // result becomes float16 (the half-storage rewrite sets `to` to match).
+  if (n.kind() == "Cast") return true;
+  // The 1-D/2-D programs only (mg_conv.cuh, mg_pool.cuh); lowerConvNd/lowerPoolNd are float32.
+  if (f == lowerConv) return rank == 3 || rank == 4;
+  if (f == lowerPool) {
+    if (rank != 3 && rank != 4) return false;
+    if (n.kind() == "AveragePool" && n.attrs().getInt("count_include_pad", 0) != 0 &&
+        n.attrs().getInt("ceil_mode", 0) != 0)
+      return false;
+    return true;
+  }
+  return false;
+}
 
 std::vector<std::string> gpuLoweredOps() {
   std::vector<std::string> ops;

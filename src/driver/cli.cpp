@@ -67,10 +67,11 @@ const Flag kFlags[] = {
      "package is compiled for that value and no longer takes the input, as check does with its data",
      "--bind boxes=test_data_set_0/input_0.pb"},
     {"--precision", nullptr, "P", kModel | kTune,
-     "fp32 (default) or fp16: with --target cuda, GEMM, MatMul and Conv multiply half-rounded "
-     "operands on tensor cores (wmma, sm_70 and newer) with fp32 accumulation; activations stay fp32 in "
-     "memory. check's default tolerance becomes rtol 2e-2, atol 2e-3. Not supported for hip or "
-     "cpu (exit status 2)",
+     "fp32 (default) or fp16: with --target cuda, activations and weights are stored in float16 "
+     "(inputs and outputs stay fp32), GEMM, MatMul and Conv run on tensor cores (wmma, sm_70 and "
+     "newer), and everything accumulates and computes in fp32; ops without a float16 program keep "
+     "fp32 with casts around them (listed). check's default tolerance becomes rtol 2e-2, atol 2e-3. "
+     "Not supported for hip or cpu (exit status 2)",
      "--precision fp16"},
     {"--weights-file", nullptr, nullptr, kModel,
      "do not embed the weights: NAME_create(&m, PATH) loads NAME_weights.bin at run time",

@@ -2,7 +2,9 @@
 #include <filesystem>
 
 #include "magneto/analysis/memory_plan.h"
+#include "magneto/codegen/gpu_emitter.h"
 #include "magneto/codegen/package.h"
+#include "magneto/passes/passes.h"
 #include "magneto/driver/build.h"
 #include "magneto/driver/commands.h"
 #include "magneto/frontend/onnx_import.h"
@@ -88,6 +90,26 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   if (Status v = verifyGraph(*g); !v.ok())
     return internalStatus("{}the IR after the passes is invalid (a compiler bug): {}\n{}", where,
                           v.message(), printGraph(*g));
+
+  // --precision fp16 on cuda: activations and GEMM/conv weights in float16 between launches.
+  if (o.precision == "fp16" && o.target == "cuda") {
+    auto hs = storeActivationsInHalf(*g, gpuReadsHalfStorage);
+    if (!hs.ok()) return hs.status().withContext(where);
+    const HalfStorageResult& h = hs.value();
+    rep.detail(fmt::format("half storage: {} values and {} constants in float16, {} casts", h.halfValues,
+                           h.halfConstants, h.casts));
+    if (!h.floatNodes.empty()) {
+      std::string list;
+      for (size_t i = 0; i < h.floatNodes.size() && i < 8; ++i) list += (i ? ", " : "") + h.floatNodes[i];
+      if (h.floatNodes.size() > 8) list += fmt::format(", ... ({} in all)", h.floatNodes.size());
+      rep.progress(fmt::format("--precision fp16: {} node(s) keep float32 tensors (cast around them): {}",
+                               h.floatNodes.size(), list));
+    }
+    // Not re-verified: the op schemas describe the CPU reference kernels, which compute Conv,
+    // MatMul, pooling, ... in f32/f64 only; this float16 storage form is the cuda emitter's input.
+    if (o.common.printAfter.count("half-storage") || o.common.printAfter.count("*"))
+      std::fputs(("// ----- IR after half-storage -----\n" + printGraph(*g)).c_str(), stdout);
+  }
 
   // Plan and emit.
   rep.progress(fmt::format("generating the {} package '{}' in {}", o.target, name, o.outDir));

@@ -23,6 +23,7 @@
 #include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
+#include "magneto/passes/passes.h"
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
 #include "magneto/target/resource_usage.h"
@@ -301,6 +302,8 @@ Expected<Report> buildReport(const ReportOptions& o) {
 
   // GPU targets: the program's launches as compile generates them, with their resources.
   if (isGpuTarget(c.target)) {
+    // --precision fp16: the float16 storage that compile gives the package (passes/half_storage.cpp).
+    if (c.target == "cuda" && c.precision == "fp16") MG_RETURN_IF_ERROR(storeActivationsInHalf(*g, gpuReadsHalfStorage).status());
     MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
     TemplateVars vars;
     MG_ASSIGN_OR_RETURN(GpuEmitSummary program,

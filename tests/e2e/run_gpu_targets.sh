@@ -269,7 +269,7 @@ if [ -d "$ib" ]; then
   else cat "$work/bad-tuning.log"; bad "a bad tuning record: exit $rc"; fi
 fi
 
-section "--precision fp16: GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
+section "--precision fp16: half activations and weights, GEMM/MatMul/Conv on the tensor-core programs (wmma emulated on the CPU)"
 for m in inception_block_small mha_block_small; do
   d="$zoo/$m"  # exported above with the other small models
   [ -f "$d/model.onnx" ] || { bad "$m --precision fp16: no $d/model.onnx"; continue; }
@@ -280,6 +280,24 @@ for m in inception_block_small mha_block_small; do
     tail -3 "$work/fp16-$m.log"; bad "$m --precision fp16"
   fi
 done
+# Half storage: activations between launches are float16, so the arena of inception_block_small
+# (every tensor half-capable: convolutions, pools, the elided Concat) is half the fp32 one, and
+# its programs are the S = mgk::Half instantiations. Two compiles without a build (about 1 s).
+ib16="$zoo/inception_block_small/model.onnx"
+if "$magnetoc" compile "$ib16" --target cuda -o "$work/fp32-arena" -v > "$work/fp32-arena.log" 2>&1 &&
+   "$magnetoc" compile "$ib16" --target cuda --precision fp16 -o "$work/fp16-arena" -v > "$work/fp16-arena.log" 2>&1; then
+  a32=$(grep -o 'arena [0-9]* bytes' "$work/fp32-arena.log" | tail -1 | grep -o '[0-9]*')
+  a16=$(grep -o 'arena [0-9]* bytes' "$work/fp16-arena.log" | tail -1 | grep -o '[0-9]*')
+  if [ -n "$a32" ] && [ -n "$a16" ] && [ $((2 * a16)) -eq "$a32" ] &&
+     grep -q 'convF16Block<[0-9, ]*mgk::Half>' "$work/fp16-arena/model.cu" &&
+     grep -q 'half storage: [1-9][0-9]* values' "$work/fp16-arena.log"; then
+    ok "--precision fp16 stores activations in half (arena $a32 -> $a16 bytes)"
+  else
+    bad "--precision fp16 half storage: arena $a32 -> $a16 bytes (expected half), or no mgk::Half programs"
+  fi
+else
+  tail -3 "$work/fp32-arena.log" "$work/fp16-arena.log"; bad "--precision fp16 arena compiles"
+fi
 for tg in hip cpu; do
   "$magnetoc" compile "$zoo/inception_block_small/model.onnx" --target $tg --precision fp16 \
     -o "$work/fp16-$tg" -q > "$work/fp16-$tg.log" 2>&1

@@ -35,6 +35,33 @@ __global__ void __launch_bounds__(256)
     mgk::gemmF16Block<128, 64, 256>(g, b - b2, smem);
 }
 
+// --precision fp16's half storage (S = mgk::Half): one joint kernel with every program that
+// takes the storage type, so that each family's half loads and stores go through nvcc's front end
+// and to PTX (one instantiation per family: the tiles only change the loops, which the float
+// tiles above cover). Not in the MG_PTXAS_SET part: through ptxas it cost 42 CPU-s more; whole
+// fp16 packages reach ptxas in tests/e2e/run_gpu_targets.sh part 2.
+#ifndef MG_PTXAS_SET
+__global__ void __launch_bounds__(256)
+    jointHalfK(mgk::ConvParams c, mgk::PoolParams pl, mgk::GemmParams g, mgk::ReduceParams r,
+               mgk::RowParams rw, int64_t kind) {
+  MG_DYNAMIC_SHARED(char, smem);
+  const int64_t b = blockIdx.x;
+  using H = mgk::Half;
+  switch (kind) {
+    case 0: mgk::convF16Block<64, 64, 128, H>(c, b, smem); break;
+    case 1: mgk::gemmF16Block<128, 64, 256, H>(g, b, smem); break;
+    case 2: mgk::convBlock<32, 32, 128, H>(c, b, smem); break;
+    case 3: mgk::gemmBlock<64, 64, 128, H>(g, b, smem); break;
+    case 4: mgk::gemvBlock<4, 32, 256, H>(g, b, smem); break;
+    case 5: mgk::depthwiseBlock<1, 256, H>(c, b, smem); break;
+    case 6: mgk::poolBlock<4, 256, H>(pl, b, smem); break;
+    case 7: mgk::reduceBlock<mgk::kReducePerThread, 1, 256, H>(r, b, smem); break;
+    case 8: mgk::reduceBlock<mgk::kReducePerBlock, 1, 256, H>(r, b, smem); break;
+    default: mgk::rowBlock<1, 256, H>(rw, b, smem); break;
+  }
+}
+#endif
+
 #define MG_GEMM_TILES(X) \
   X(32, 32, 128) X(64, 32, 128) X(32, 64, 128) X(64, 64, 128) X(128, 64, 256) X(64, 128, 256) \
   X(128, 128, 256) X(128, 16, 128) X(16, 128, 128)
@@ -49,7 +76,7 @@ extern void* const kAllF16Kernels[];
 // tile goes to PTX with the optimizer off (the front end's warnings, the wmma intrinsics' lowering).
 void* const kAllF16Kernels[] = {MG_GEMM_F16(32, 32, 128)(void*)&jointF16K};
 #else
-void* const kAllF16Kernels[] = {MG_GEMM_TILES(MG_GEMM_F16)(void*)&jointF16K};
+void* const kAllF16Kernels[] = {MG_GEMM_TILES(MG_GEMM_F16)(void*)&jointF16K, (void*)&jointHalfK};
 #endif
 
 int64_t kernelsF16HostCounts(const mgk::GemmParams& g, const mgk::ConvParams& c) {

@@ -165,6 +165,54 @@ void runGemm(const GemmCase& c, int blockThreads = T, uint32_t seed = 1) {
   EXPECT_TRUE(kt::near(got, exact, 2e-3 * std::sqrt(double(c.K)) + 2e-3, 2e-2));
 }
 
+// --precision fp16's half storage: A, B, C, the residual and Y are float16 in memory (S =
+// mgk::Half), products and sums are float, and Y is rounded to nearest even once, on store.
+template <int BM, int BN, int T>
+__global__ void gemmF16HalfKernel(mgk::GemmParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::gemmF16Block<BM, BN, T, mgk::Half>(p, blockIdx.x, smem);
+}
+
+TEST(GemmF16Kernel, HalfStorage) {
+  // Ties round to even on store, like mgFloatToHalf (the same bits as the CPU runtime).
+  EXPECT_EQ(mgk::ldF(mgk::stF<mgk::Half>(1.f + 3.f / 2048)), 1.f + 2.f / 1024);
+  EXPECT_EQ(mgk::ldF(mgk::stF<mgk::Half>(1.f + 1.f / 2048)), 1.f);
+  EXPECT_TRUE(std::isinf(mgk::ldF(mgk::stF<mgk::Half>(65520.f))));
+  const int64_t M = 37, N = 45, K = 70;
+  std::mt19937 rng(7);
+  auto halfVec = [&](size_t n, std::vector<float>& vals) {
+    std::vector<float> r = kt::randomVec(int64_t(n), rng);
+    std::vector<uint16_t> bits(n);
+    vals.resize(n);
+    for (size_t i = 0; i < n; ++i) bits[i] = mgk::floatToHalf(r[i]), vals[i] = mgk::halfToFloat(bits[i]);
+    return bits;
+  };
+  std::vector<float> a, b, cm, res;
+  std::vector<uint16_t> ha = halfVec(M * K, a), hb = halfVec(K * N, b), hc = halfVec(N, cm), hr = halfVec(M * N, res);
+  mgk::GemmParams p{};
+  p.batch = 1, p.M = M, p.N = N, p.K = K;
+  p.aM = K, p.aK = 1, p.bK = 1, p.bN = K;  // B transposed: k-contiguous, like Linear weights
+  p.cM = 0, p.cN = 1, p.alpha = 1.f, p.beta = 1.f, p.yM = N, p.yN = 1, p.act = mgk::kActRelu;
+  std::vector<double> ref(M * N);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += double(a[m * K + k]) * b[n * K + k];
+      ref[m * N + n] = std::max(0.0, s + cm[n] + res[m * N + n]);
+    }
+  Dev<uint16_t> da(ha), db(hb), dc(hc), dres(hr), dy(ref.size());
+  p.A = reinterpret_cast<const float*>(da.get()), p.B = reinterpret_cast<const float*>(db.get());
+  p.C = reinterpret_cast<const float*>(dc.get()), p.residual = reinterpret_cast<const float*>(dres.get());
+  p.Y = reinterpret_cast<float*>(dy.get());
+  kt::launch(gemmF16HalfKernel<32, 32, 128>, mgk::gemmF16Blocks<32, 32, 128, mgk::Half>(p), 128,
+             mgk::gemmF16SmemBytes<32, 32, 128, mgk::Half>(), p);
+  const std::vector<uint16_t> bits = dy.host();
+  std::vector<float> got(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) got[i] = mgk::halfToFloat(bits[i]);
+  // One rounding to half (2^-11 relative) on top of float accumulation.
+  EXPECT_TRUE(kt::near(got, ref, 1e-4 * double(K), 1.0 / 1024));
+}
+
 template <int BM, int BN, int T>
 void gemmTileSuite() {
   GemmCase c;

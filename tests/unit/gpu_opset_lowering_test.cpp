@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gpu_lowering_test_util.h"
+#include "magneto/passes/passes.h"
 
 namespace magneto {
 namespace {
@@ -193,6 +194,51 @@ TEST(GpuOpsetLowering, RefusesWhatTheKernelsDoNotCover) {
   ASSERT_FALSE(qmm.ok());
   EXPECT_EQ(qmm.status().code(), ErrorCode::kUnsupported);
   EXPECT_TRUE(testing::contains(qmm.status().message(), "(QLinearMatMul)")) << qmm.status().message();
+}
+
+
+// --precision fp16's half storage (passes/half_storage.cpp with the cuda lowering's predicate):
+// MatMul and Softmax store float16 and their programs take S = mgk::Half; Det has no float16
+// program, so it stays a float island with a Cast before it; the interface stays float32.
+TEST(GpuHalfStorage, IslandsCastsAndHalfPrograms) {
+  auto g = testing::parseVerified(R"(graph @t {
+  input %x : f32[2,8]
+  const %w : f32[8,2] = dense<[0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]>
+  %m = MatMul(%x, %w)
+  %a = Det(%m)
+  %s = Softmax(%m) {axis = 1}
+  output %s, %a
+})");
+  ASSERT_TRUE(g);
+  auto r = storeActivationsInHalf(*g, gpuReadsHalfStorage);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->halfValues, 2);     // %m, %s
+  EXPECT_EQ(r->halfConstants, 1);  // %w
+  EXPECT_EQ(r->casts, 3);          // %x to f16, %m to f32 for Det, %s to f32 at the output
+  ASSERT_EQ(r->floatNodes.size(), 1u);
+  EXPECT_TRUE(testing::contains(r->floatNodes[0], "Det")) << r->floatNodes[0];
+  ASSERT_EQ(g->outputs().size(), 2u);
+  EXPECT_EQ(g->outputs()[0]->name(), "s");
+  EXPECT_EQ(g->outputs()[0]->dtype(), DType::kF32);
+  for (Node* n : g->nodes()) {
+    if (n->kind() == "MatMul") {
+      EXPECT_EQ(n->input(0)->dtype(), DType::kF16);
+      ASSERT_TRUE(n->input(1)->isConstant());
+      EXPECT_EQ(n->input(1)->constant().data<uint16_t>()[0], 0x2e66);  // 0.1 rounded to nearest even
+      EXPECT_EQ(n->output(0)->dtype(), DType::kF16);
+    }
+    if (n->kind() == "Det") EXPECT_EQ(n->input(0)->dtype(), DType::kF32);
+  }
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto device = loadDeviceProfile("h200");
+  ASSERT_TRUE(device.ok());
+  TemplateVars vars;
+  auto sum = emitGpuProgram(*g, *plan, *device, vars, {}, {}, nullptr, true);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  const std::string& k = vars.at("KERNELS");
+  EXPECT_TRUE(testing::contains(k, "mgk::rowBlock<1, 256, mgk::Half>")) << k;
+  EXPECT_TRUE(testing::contains(vars.at("FUNCTORS"), "mgk::convertTo<mgk::Half>(a0)")) << vars.at("FUNCTORS");
 }
 
 }  // namespace

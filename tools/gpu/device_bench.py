@@ -104,8 +104,9 @@ def load_pb(path):
 
 def check_and_time(args, name, folder, runner, fp16=False):
     """Runs the package on the test data (max abs error vs PyTorch's CPU output) and times it.
-    fp16: tolerance rtol 2e-2 and atol 2e-2 x the output's largest magnitude (half-rounded
-    operands over deep sums; `magnetoc check --precision fp16` uses rtol 2e-2, atol 2e-3)."""
+    fp16: tolerance rtol 2e-2 and atol 2e-2 x the output's largest magnitude (float16 activations
+    and weights, one rounding per stored tensor, over deep sums; `magnetoc check --precision fp16`
+    uses rtol 2e-2, atol 2e-3)."""
     data = os.path.join(folder, "test_data_set_0")
     raws, k = [], 0
     while os.path.exists(os.path.join(data, f"input_{k}.pb")):

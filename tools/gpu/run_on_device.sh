@@ -4,7 +4,7 @@
 # PyTorch eager and torch.compile (CUDA events, median of 100 runs after 10 warm-up runs), tunes
 # the models that time allows (magnetoc tune, then the --tuning package checked and timed), and
 # prints one table last. The --fp16-models (default: six GEMM/conv-heavy ones) are also built with
-# --precision fp16 (tensor cores), checked and timed. It never changes the card's settings; it
+# --precision fp16 (float16 activations and weights, tensor cores), checked and timed. It never changes the card's settings; it
 # only reads them.
 #
 #   tools/gpu/run_on_device.sh [--models a,b|all] [--fp16-models a,b|none] [--deadline-s S]

@@ -85,5 +85,8 @@ Status checkGpuSupport(const MemoryPlan& plan);
 // The ops that the GPU targets have a lowering for: the entries of codegen/gpu/lowering_table.cpp,
 // in table order.
 std::vector<std::string> gpuLoweredOps();
+// Whether the cuda/hip lowering of n reads and writes float16 storage (--precision fp16's half
+// activations, passes/half_storage.cpp): its programs take the storage type as a parameter.
+bool gpuReadsHalfStorage(const Node& n);
 
 }  // namespace magneto

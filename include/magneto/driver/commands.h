@@ -48,7 +48,7 @@ struct CompileOptions {
   bool shared = false;  // cpu: also build OUT_DIR/libNAME.so the fast way (what NAME.py loads)
   std::string tuningFile;  // cuda/hip: a record from magnetoc tune ("" = the cost model's tiles)
   int tuneVariant = -1;    // tune's builds: every launch takes its candidate of this rank
-  // "fp32" or "fp16" (cuda only: GEMM/MatMul/Conv on tensor cores, fp32 activations in memory)
+  // "fp32" or "fp16" (cuda only: float16 activations and weights, GEMM/MatMul/Conv on tensor cores)
   std::string precision = "fp32";
   CommonOptions common;
 };

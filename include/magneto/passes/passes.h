@@ -1,7 +1,10 @@
 // Every pass's factory and the plain functions behind them (tests call the functions directly).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "magneto/interp/fold_node.h"  // foldNode, the fold pass's step
 #include "magneto/passes/pass.h"
@@ -26,6 +29,17 @@ Expected<bool> foldPads(Graph& g);
 // profile of ctx.device fills the groups' modeled latency. The second form: a default context.
 Expected<bool> wideMerge(Graph& g, PassContext& ctx);
 Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu");
+
+// passes/half_storage.cpp (--precision fp16 on cuda, run by the driver after the pipeline):
+// float32 tensors of the nodes for which readsHalf is true become float16, with Casts at the
+// interface and around the other nodes (float islands, listed in floatNodes).
+struct HalfStorageResult {
+  int halfValues = 0;     // node results now stored as float16
+  int halfConstants = 0;  // constants converted to float16
+  int casts = 0;          // Cast nodes inserted
+  std::vector<std::string> floatNodes;  // nodes that keep float32 tensors (n.describe())
+};
+Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function<bool(const Node&)>& readsHalf);
 
 std::unique_ptr<Pass> makeDcePass();
 std::unique_ptr<Pass> makeCanonicalizePass();

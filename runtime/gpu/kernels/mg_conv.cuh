@@ -32,7 +32,7 @@ namespace mgk {
 // of the filter: instead of two divisions per load, the (c, r, s) of the thread's first row is
 // carried from tile to tile and each load steps it by KSTEP, with one carry per digit (the
 // steps are decomposed once per block). Indices are 32-bit except the final element offset.
-template <int BN, int THREADS>
+template <int BN, int THREADS, typename ST = float>
 struct Im2colLoader {
   static constexpr int kLoads = BN * kGemmBK / THREADS;
   static constexpr int kKStep = THREADS / BN;
@@ -40,7 +40,7 @@ struct Im2colLoader {
   struct Digits {
     int c, r, s;
   };
-  const float* xb = nullptr;  // x at (nb, g*Cg, 0, 0) for this thread's pixel
+  const ST* xb = nullptr;  // x at (nb, g*Cg, 0, 0) for this thread's pixel
   int ih0 = 0, iw0 = 0;
   bool valid = false;
   int H, W, R, S, dH, dW, Kdim;
@@ -79,7 +79,7 @@ struct Im2colLoader {
       const int64_t nb = n / ohw, sp = n - nb * ohw, oh = sp / p.OW, ow = sp - oh * p.OW;
       ih0 = int(oh * p.strideH - p.padTop);
       iw0 = int(ow * p.strideW - p.padLeft);
-      xb = p.x + (nb * p.C + g * (p.C / p.group)) * HW;
+      xb = asS<ST>(p.x) + (nb * p.C + g * (p.C / p.group)) * HW;
     }
     const int RS = R * S > 0 ? R * S : 1;  // a filter always has taps; no division by zero
     k = t / BN;
@@ -95,7 +95,7 @@ struct Im2colLoader {
       float val = 0.f;
       if (valid && kk < Kdim) {
         const int ih = ih0 + e.r * dH, iw = iw0 + e.s * dW;
-        if (ih >= 0 && ih < H && iw >= 0 && iw < W) val = xb[e.c * HW + ih * W + iw];
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) val = ldF(xb[e.c * HW + ih * W + iw]);
       }
       v[i] = val;
       kk += kKStep;
@@ -119,17 +119,17 @@ struct Im2colLoader {
 #endif
 };
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 __host__ __device__ int64_t convBlocks(const ConvParams& p) {
   return p.group * ceilDiv(p.K / p.group, BM) * ceilDiv(p.N * p.OH * p.OW, BN);
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 __host__ __device__ constexpr int convSmemBytes() {
   return GemmTile<BM, BN, THREADS>::kSmemFloats * int(sizeof(float));
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
   using Tile = GemmTile<BM, BN, THREADS>;
   constexpr int TM = Tile::kTM, TN = Tile::kTN, TY = Tile::kTY, TX = Tile::kTX;
@@ -142,8 +142,8 @@ MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
   const bool active = t < THREADS;
 
   // Weights of group g: row m at w + (g*Kg + m) * Kdim, contiguous along k.
-  StridedLoader<BM, THREADS> la(p.w + g * Kg * Kdim, Kdim, 1, m0, M, Kdim, t);
-  Im2colLoader<BN, THREADS> lb(p, g, n0, active ? t : 0);
+  StridedLoader<BM, THREADS, ST> la(asS<ST>(p.w) + g * Kg * Kdim, Kdim, 1, m0, M, Kdim, t);
+  Im2colLoader<BN, THREADS, ST> lb(p, g, n0, active ? t : 0);
   float acc[TM][TN];
   gemmMainLoop<BM, BN, THREADS>(la, lb, Kdim, reinterpret_cast<float*>(smem), active, acc);
   if (!active) return;
@@ -161,13 +161,13 @@ MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
     const int64_t m = m0 + ty + i * TY;
     if (m >= M) break;
     const int64_t ch = g * Kg + m;
-    const float bias = p.bias ? p.bias[ch] : 0.f;
+    const float bias = p.bias ? ldF(asS<ST>(p.bias)[ch]) : 0.f;
     MGK_UNROLL
     for (int j = 0; j < TN; ++j) {
       if (n0 + tx + j * TX >= N) break;
       float v = acc[i][j] + bias;
-      if (p.residual) v += p.residual[rCol[j] + ch * ohw];
-      p.y[yCol[j] + ch * ohw] = applyAct(p.act, v, p.actAlpha, p.actBeta);
+      if (p.residual) v += ldF(asS<ST>(p.residual)[rCol[j] + ch * ohw]);
+      asS<ST>(p.y)[yCol[j] + ch * ohw] = stF<ST>(applyAct(p.act, v, p.actAlpha, p.actBeta));
     }
   }
 }
@@ -176,17 +176,17 @@ MGK_PROGRAM void convBlock(const ConvParams& p, int64_t block, char* smem) {
 // convF16Block<BM, BN, THREADS>: convBlock with the tensor-core main loop (mg_gemm.cuh,
 // gemmMainLoopF16): weights and gathered pixels rounded to half in shared memory, float
 // accumulation, the same epilogue from the staged float tile.
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 __host__ __device__ int64_t convF16Blocks(const ConvParams& p) {
-  return convBlocks<BM, BN, THREADS>(p);
+  return convBlocks<BM, BN, THREADS, ST>(p);
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 __host__ __device__ constexpr int convF16SmemBytes() {
   return GemmTileF16<BM, BN, THREADS>::kSmemBytes;
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename ST = float>
 MGK_PROGRAM void convF16Block(const ConvParams& p, int64_t block, char* smem) {
   using T = GemmTileF16<BM, BN, THREADS>;
   const int64_t Kg = p.K / p.group, Cg = p.C / p.group, ohw = p.OH * p.OW;
@@ -197,8 +197,8 @@ MGK_PROGRAM void convF16Block(const ConvParams& p, int64_t block, char* smem) {
   const int t = int(threadIdx.x);
   const bool active = t < THREADS;
 
-  StridedLoader<BM, THREADS> la(p.w + g * Kg * Kdim, Kdim, 1, m0, M, Kdim, t);
-  Im2colLoader<BN, THREADS> lb(p, g, n0, active ? t : 0);
+  StridedLoader<BM, THREADS, ST> la(asS<ST>(p.w) + g * Kg * Kdim, Kdim, 1, m0, M, Kdim, t);
+  Im2colLoader<BN, THREADS, ST> lb(p, g, n0, active ? t : 0);
   gemmMainLoopF16<BM, BN, THREADS>(la, lb, Kdim, smem, active);
   if (!active) return;
 
@@ -209,26 +209,26 @@ MGK_PROGRAM void convF16Block(const ConvParams& p, int64_t block, char* smem) {
     const int64_t m = m0 + r, n = n0 + col;
     if (m >= M || n >= N) continue;
     const int64_t ch = g * Kg + m, nb = n / ohw, sp = n - nb * ohw;
-    float v = acc[r * T::kLdC + col] + (p.bias ? p.bias[ch] : 0.f);
-    if (p.residual) v += p.residual[(nb * p.K + ch) * ohw + sp];
-    p.y[(nb * p.yChannels + p.yChannelOffset + ch) * ohw + sp] =
-        applyAct(p.act, v, p.actAlpha, p.actBeta);
+    float v = acc[r * T::kLdC + col] + (p.bias ? ldF(asS<ST>(p.bias)[ch]) : 0.f);
+    if (p.residual) v += ldF(asS<ST>(p.residual)[(nb * p.K + ch) * ohw + sp]);
+    asS<ST>(p.y)[(nb * p.yChannels + p.yChannelOffset + ch) * ohw + sp] =
+        stF<ST>(applyAct(p.act, v, p.actAlpha, p.actBeta));
   }
 }
 #endif  // MG_HAS_WMMA
 
 // ---- Direct (depthwise) convolution ---------------------------------------------------------
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename ST = float>
 __host__ __device__ int64_t depthwiseBlocks(const ConvParams& p) {
   return ceilDiv(p.N * p.K * p.OH * p.OW, int64_t(ITEMS) * THREADS);
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename ST = float>
 __host__ __device__ constexpr int depthwiseSmemBytes() {
   return 0;
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename ST = float>
 MGK_PROGRAM void depthwiseBlock(const ConvParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   (void)smem;
@@ -244,26 +244,26 @@ MGK_PROGRAM void depthwiseBlock(const ConvParams& p, int64_t block, char* smem) 
     const int64_t ow = e % p.OW, q = e / p.OW, oh = q % p.OH, nk = q / p.OH;
     const int64_t k = nk % p.K, nb = nk / p.K, g = k / Kg;
     const int64_t ih0 = oh * p.strideH - p.padTop, iw0 = ow * p.strideW - p.padLeft;
-    const float* xg = p.x + (nb * p.C + g * Cg) * HW;
-    const float* wk = p.w + k * Cg * p.R * p.S;
+    const ST* xg = asS<ST>(p.x) + (nb * p.C + g * Cg) * HW;
+    const ST* wk = asS<ST>(p.w) + k * Cg * p.R * p.S;
     float acc = 0.f;
     for (int64_t c = 0; c < Cg; ++c) {
       for (int64_t r = 0; r < p.R; ++r) {
         const int64_t ih = ih0 + r * p.dilationH;
         if (ih < 0 || ih >= p.H) continue;
-        const float* xrow = xg + c * HW + ih * p.W;
-        const float* wrow = wk + (c * p.R + r) * p.S;
+        const ST* xrow = xg + c * HW + ih * p.W;
+        const ST* wrow = wk + (c * p.R + r) * p.S;
         for (int64_t s = 0; s < p.S; ++s) {
           const int64_t iw = iw0 + s * p.dilationW;
-          if (iw >= 0 && iw < p.W) acc += xrow[iw] * wrow[s];
+          if (iw >= 0 && iw < p.W) acc += ldF(xrow[iw]) * ldF(wrow[s]);
         }
       }
     }
-    if (p.bias) acc += p.bias[k];
+    if (p.bias) acc += ldF(asS<ST>(p.bias)[k]);
     const int64_t sp = oh * p.OW + ow;
-    if (p.residual) acc += p.residual[(nb * p.K + k) * ohw + sp];
-    p.y[(nb * p.yChannels + p.yChannelOffset + k) * ohw + sp] =
-        applyAct(p.act, acc, p.actAlpha, p.actBeta);
+    if (p.residual) acc += ldF(asS<ST>(p.residual)[(nb * p.K + k) * ohw + sp]);
+    asS<ST>(p.y)[(nb * p.yChannels + p.yChannelOffset + k) * ohw + sp] =
+        stF<ST>(applyAct(p.act, acc, p.actAlpha, p.actBeta));
   }
 }
 

@@ -2,8 +2,10 @@
 // tile per block (mg_kparams.h, GemmParams). The main loop is shared with the implicit-GEMM
 // convolution (mg_conv.cuh), which only brings its own loader for the B operand.
 //
-//   gemmBlock<BM, BN, THREADS>(p, block, smem)
-//     block -> (batch b, tile row, tile column), tile columns fastest; BK = 32.
+//   gemmBlock<BM, BN, THREADS, S = float>(p, block, smem)
+//     block -> (batch b, tile row, tile column), tile columns fastest; BK = 32. S is the storage
+//     type of A, B, C, the residual and Y (float, or Half under --precision fp16: read into float
+//     registers by the loaders, Y rounded on store; mg_kcommon.cuh ldF / stF).
 //     Tiles of the cost model (src/target/cost_model.cpp, kGemmTiles): 32x32, 64x32, 32x64,
 //     64x64 with 128 threads; 128x64, 64x128, 128x128 with 256; 128x16, 16x128 with 128.
 //     Any BM, BN, THREADS powers of two with BM, BN, 32 dividing THREADS and BM*BN a multiple of
@@ -108,10 +110,10 @@ struct Swizzle {
 // k-major shared tile (stash). GEMM's A (rows m), B (rows n) and the convolution's weights.
 // Thread t's load i is at tile position (rT + i*dR, kT + i*dK): along k when x is
 // k-contiguous (dR = THREADS/BK, dK = 0), along r otherwise (dR = 0, dK = THREADS/ROWS).
-template <int ROWS, int THREADS>
+template <int ROWS, int THREADS, typename S = float>
 struct StridedLoader {
   static constexpr int kLoads = ROWS * kGemmBK / THREADS;
-  const float* ptr;  // element (r0 + rT, k0 + kT) of the current tile
+  const S* ptr;  // element (r0 + rT, k0 + kT) of the current tile
   int64_t step;      // between loads i and i+1: dR*rs + dK*ks
   int64_t tileStep;  // between tiles: BK*ks
   int64_t rLeft;     // rows left from r0 + rT
@@ -119,7 +121,7 @@ struct StridedLoader {
   int rT, kT, dR, dK;
   float v[kLoads] = {};  // (zeroed: GCC cannot see that stash always follows a fetch)
 
-  MG_DEVICE StridedLoader(const float* x, int64_t rs, int64_t ks, int64_t r0, int64_t R,
+  MG_DEVICE StridedLoader(const S* x, int64_t rs, int64_t ks, int64_t r0, int64_t R,
                           int64_t K, int t) {
     const bool kFast = ks == 1 || rs != 1;
     rT = kFast ? t / kGemmBK : t % ROWS;
@@ -135,7 +137,7 @@ struct StridedLoader {
   MG_DEVICE void fetch() {
     MGK_UNROLL
     for (int i = 0; i < kLoads; ++i)
-      v[i] = (i * dR < rLeft && i * dK < kLeft) ? ptr[i * step] : 0.f;
+      v[i] = (i * dR < rLeft && i * dK < kLeft) ? ldF(ptr[i * step]) : 0.f;
     ptr += tileStep;
     kLeft -= kGemmBK;
   }
@@ -215,17 +217,17 @@ MG_DEVICE void gemmMainLoop(LA& la, LB& lb, int64_t K, float* smem, bool active,
   }
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 __host__ __device__ int64_t gemmBlocks(const GemmParams& p) {
   return p.batch * ceilDiv(p.M, BM) * ceilDiv(p.N, BN);
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 __host__ __device__ constexpr int gemmSmemBytes() {
   return GemmTile<BM, BN, THREADS>::kSmemFloats * int(sizeof(float));
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   using Tile = GemmTile<BM, BN, THREADS>;
   constexpr int TM = Tile::kTM, TN = Tile::kTN, TY = Tile::kTY, TX = Tile::kTX;
@@ -236,16 +238,16 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   const bool active = t < THREADS;
 
   // A(m, k) and B^T(n, k): both loaders produce k-major tiles indexed by their row.
-  StridedLoader<BM, THREADS> la(p.A + b * p.aBatch, p.aM, p.aK, m0, p.M, p.K, t);
-  StridedLoader<BN, THREADS> lb(p.B + b * p.bBatch, p.bN, p.bK, n0, p.N, p.K, t);
+  StridedLoader<BM, THREADS, S> la(asS<S>(p.A) + b * p.aBatch, p.aM, p.aK, m0, p.M, p.K, t);
+  StridedLoader<BN, THREADS, S> lb(asS<S>(p.B) + b * p.bBatch, p.bN, p.bK, n0, p.N, p.K, t);
   float acc[TM][TN];
   gemmMainLoop<BM, BN, THREADS>(la, lb, p.K, reinterpret_cast<float*>(smem), active, acc);
   if (!active) return;
 
   const int ty = t / TX, tx = t % TX;
-  float* y = p.Y + b * p.yBatch;
-  const float* c = p.C ? p.C + b * p.cBatch : nullptr;
-  const float* res = p.residual ? p.residual + b * p.yBatch : nullptr;
+  S* y = asS<S>(p.Y) + b * p.yBatch;
+  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
+  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
   MGK_UNROLL
   for (int i = 0; i < TM; ++i) {
     const int64_t m = m0 + ty + i * TY;
@@ -255,10 +257,10 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
       const int64_t n = n0 + tx + j * TX;
       if (n >= p.N) break;
       float v = p.alpha * acc[i][j];
-      if (c) v += p.beta * c[m * p.cM + n * p.cN];
+      if (c) v += p.beta * ldF(c[m * p.cM + n * p.cN]);
       const int64_t yo = m * p.yM + n * p.yN;
-      if (res) v += res[yo];
-      y[yo] = applyAct(p.act, v, p.actAlpha, p.actBeta);
+      if (res) v += ldF(res[yo]);
+      y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
     }
   }
 }
@@ -272,8 +274,10 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
 // warp w computes 16x16 fragments w*kPerWarp ... of the BM x BN tile with mma_sync over two
 // k-steps of 16 per BK = 32 k-tile, and after the loop the float accumulators are stored into a
 // BM x (BN + 4) float tile in shared memory (overlaying the operand tiles), which the epilogue
-// reads with THREADS consecutive outputs per row sweep (coalesced stores of Y). Activations stay
-// float in memory: only the products are of half-rounded operands (|x| > 65504 overflows).
+// reads with THREADS consecutive outputs per row sweep (coalesced stores of Y). S is the storage
+// type of every operand (float: only the products are of half-rounded operands; Half: operands,
+// C, residual and Y are half in memory, the accumulation and epilogue float; |x| > 65504
+// overflows either way).
 // Needs: BM, BN multiples of 16 (every kGemmTiles entry is), THREADS a multiple of 32 with the
 // (BM/16)*(BN/16) fragments a multiple of THREADS/32, and the float program's loader rules.
 // wmma pointers must be 256-bit aligned: every fragment offset below is a multiple of 32 bytes
@@ -364,17 +368,17 @@ MG_DEVICE void gemmMainLoopF16(LA& la, LB& lb, int64_t K, char* smem, bool activ
   __syncthreads();
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 __host__ __device__ int64_t gemmF16Blocks(const GemmParams& p) {
-  return gemmBlocks<BM, BN, THREADS>(p);
+  return gemmBlocks<BM, BN, THREADS, S>(p);
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 __host__ __device__ constexpr int gemmF16SmemBytes() {
   return GemmTileF16<BM, BN, THREADS>::kSmemBytes;
 }
 
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int THREADS, typename S = float>
 MGK_PROGRAM void gemmF16Block(const GemmParams& p, int64_t block, char* smem) {
   using T = GemmTileF16<BM, BN, THREADS>;
   const int64_t tilesN = ceilDiv(p.N, BN), tilesM = ceilDiv(p.M, BM);
@@ -383,26 +387,26 @@ MGK_PROGRAM void gemmF16Block(const GemmParams& p, int64_t block, char* smem) {
   const int t = int(threadIdx.x);
   const bool active = t < THREADS;
 
-  StridedLoader<BM, THREADS> la(p.A + b * p.aBatch, p.aM, p.aK, m0, p.M, p.K, t);
-  StridedLoader<BN, THREADS> lb(p.B + b * p.bBatch, p.bN, p.bK, n0, p.N, p.K, t);
+  StridedLoader<BM, THREADS, S> la(asS<S>(p.A) + b * p.aBatch, p.aM, p.aK, m0, p.M, p.K, t);
+  StridedLoader<BN, THREADS, S> lb(asS<S>(p.B) + b * p.bBatch, p.bN, p.bK, n0, p.N, p.K, t);
   gemmMainLoopF16<BM, BN, THREADS>(la, lb, p.K, smem, active);
   if (!active) return;
 
   // The float program's epilogue, per output of the staged tile.
   const float* acc = reinterpret_cast<const float*>(smem);
-  float* y = p.Y + b * p.yBatch;
-  const float* c = p.C ? p.C + b * p.cBatch : nullptr;
-  const float* res = p.residual ? p.residual + b * p.yBatch : nullptr;
+  S* y = asS<S>(p.Y) + b * p.yBatch;
+  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
+  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
   MGK_UNROLL
   for (int i = 0; i < BM * BN / THREADS; ++i) {
     const int e = t + i * THREADS, r = e / BN, col = e % BN;
     const int64_t m = m0 + r, n = n0 + col;
     if (m >= p.M || n >= p.N) continue;
     float v = p.alpha * acc[r * T::kLdC + col];
-    if (c) v += p.beta * c[m * p.cM + n * p.cN];
+    if (c) v += p.beta * ldF(c[m * p.cM + n * p.cN]);
     const int64_t yo = m * p.yM + n * p.yN;
-    if (res) v += res[yo];
-    y[yo] = applyAct(p.act, v, p.actAlpha, p.actBeta);
+    if (res) v += ldF(res[yo]);
+    y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
   }
 }
 #endif  // MG_HAS_WMMA

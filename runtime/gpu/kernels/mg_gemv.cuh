@@ -50,17 +50,17 @@ struct GemvTile {
                 "COLS and THREADS are powers of two, COLS dividing THREADS");
 };
 
-template <int ROWS, int COLS, int THREADS>
+template <int ROWS, int COLS, int THREADS, typename S = float>
 __host__ __device__ int64_t gemvBlocks(const GemmParams& p) {
   return p.batch * ceilDiv(p.M, ROWS) * ceilDiv(p.N, COLS);
 }
 
-template <int ROWS, int COLS, int THREADS>
+template <int ROWS, int COLS, int THREADS, typename S = float>
 __host__ __device__ constexpr int gemvSmemBytes() {
   return GemvTile<ROWS, COLS, THREADS>::kSmemFloats * int(sizeof(float));
 }
 
-template <int ROWS, int COLS, int THREADS>
+template <int ROWS, int COLS, int THREADS, typename S = float>
 MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
   using Tile = GemvTile<ROWS, COLS, THREADS>;
   constexpr int KT = Tile::kLanes, U = Tile::kUnroll;
@@ -80,32 +80,32 @@ MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
   MGK_UNROLL
   for (int r = 0; r < ROWS; ++r) acc[r] = 0.f;
   if (active && n < p.N) {
-    const float* w = p.B + b * p.bBatch + n * p.bN + lane * p.bK;
-    const float* a = p.A + b * p.aBatch + m0 * p.aM + lane * p.aK;
+    const S* w = asS<S>(p.B) + b * p.bBatch + n * p.bN + lane * p.bK;
+    const S* a = asS<S>(p.A) + b * p.aBatch + m0 * p.aM + lane * p.aK;
     const int64_t wStep = KT * p.bK, aStep = KT * p.aK;
     int64_t k = lane;
     MGK_NO_UNROLL
     for (; k + (U - 1) * KT < p.K; k += U * KT) {
       float wv[U];
       MGK_UNROLL
-      for (int u = 0; u < U; ++u) wv[u] = w[u * wStep];
+      for (int u = 0; u < U; ++u) wv[u] = ldF(w[u * wStep]);
       MGK_UNROLL
       for (int r = 0; r < ROWS; ++r) {
         if (r >= rows) break;
-        const float* ar = a + r * p.aM;
+        const S* ar = a + r * p.aM;
         MGK_UNROLL
-        for (int u = 0; u < U; ++u) acc[r] += ar[u * aStep] * wv[u];
+        for (int u = 0; u < U; ++u) acc[r] += ldF(ar[u * aStep]) * wv[u];
       }
       w += U * wStep;
       a += U * aStep;
     }
     MGK_NO_UNROLL
     for (; k < p.K; k += KT) {
-      const float wv = *w;
+      const float wv = ldF(*w);
       MGK_UNROLL
       for (int r = 0; r < ROWS; ++r) {
         if (r >= rows) break;
-        acc[r] += a[r * p.aM] * wv;
+        acc[r] += ldF(a[r * p.aM]) * wv;
       }
       w += wStep;
       a += aStep;
@@ -119,9 +119,9 @@ MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
   __syncthreads();
   if (!active) return;
 
-  float* y = p.Y + b * p.yBatch;
-  const float* c = p.C ? p.C + b * p.cBatch : nullptr;
-  const float* res = p.residual ? p.residual + b * p.yBatch : nullptr;
+  S* y = asS<S>(p.Y) + b * p.yBatch;
+  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
+  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
   MGK_NO_UNROLL
   for (int e = t; e < ROWS * COLS; e += THREADS) {
     const int r = e / COLS, cc = e % COLS;
@@ -132,10 +132,10 @@ MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
     MGK_UNROLL
     for (int l = 0; l < KT; ++l) s += part[l * Tile::kRedStride];
     float v = p.alpha * s;
-    if (c) v += p.beta * c[m * p.cM + nn * p.cN];
+    if (c) v += p.beta * ldF(c[m * p.cM + nn * p.cN]);
     const int64_t yo = m * p.yM + nn * p.yN;
-    if (res) v += res[yo];
-    y[yo] = applyAct(p.act, v, p.actAlpha, p.actBeta);
+    if (res) v += ldF(res[yo]);
+    y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
   }
 }
 

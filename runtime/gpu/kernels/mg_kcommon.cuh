@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../mg_gpu.h"
 #include "mg_kparams.h"
@@ -47,6 +48,104 @@ __host__ __device__ constexpr int64_t ceilDiv(int64_t n, int64_t per) {
 }
 
 __host__ __device__ constexpr bool isPow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// The two 16-bit floats as storage types (their bits), so that overloads and templates can tell
+// them from uint16_t. The conversions are the CPU runtime's (runtime/cpu/k_elementwise_impl.h),
+// bit for bit: round to nearest even, overflow to infinity, NaN stays NaN.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+MG_DEVICE uint32_t floatBits(float v) {
+  uint32_t f;
+  memcpy(&f, &v, 4);
+  return f;
+}
+MG_DEVICE float bitsFloat(uint32_t f) {
+  float v;
+  memcpy(&v, &f, 4);
+  return v;
+}
+
+MG_DEVICE float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ffu;
+  uint32_t f;
+  if (exp == 0) {
+    if (man == 0) {
+      f = sign;
+    } else {  // subnormal: renormalize
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400u) == 0);
+      f = sign | uint32_t(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+    }
+  } else if (exp == 31) {
+    f = sign | 0x7f800000u | man << 13;
+  } else {
+    f = sign | (exp + 127 - 15) << 23 | man << 13;
+  }
+  return bitsFloat(f);
+}
+
+// Round to nearest even, overflow to infinity, NaN stays NaN.
+MG_DEVICE uint16_t floatToHalf(float v) {
+  const uint32_t f = floatBits(v);
+  const uint16_t sign = uint16_t((f >> 16) & 0x8000u);
+  const uint32_t absf = f & 0x7fffffffu;
+  if (absf >= 0x7f800000u) return uint16_t(sign | (absf > 0x7f800000u ? 0x7e00 : 0x7c00));
+  if (absf >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // rounds to >= 65520: infinity
+  if (absf < 0x38800000u) {                                  // subnormal half
+    if (absf < 0x33000000u) return sign;                     // < 2^-25 rounds to zero
+    const uint32_t man = (absf & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - int(absf >> 23);
+    uint32_t half = man >> shift;
+    const uint32_t rem = man & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t h = (absf >> 13) - (112u << 10);
+  const uint32_t rem = absf & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return uint16_t(sign | h);
+}
+
+MG_DEVICE float bf16ToFloat(uint16_t b) { return bitsFloat(uint32_t(b) << 16); }
+
+MG_DEVICE uint16_t floatToBf16(float v) {
+  const uint32_t f = floatBits(v);
+  if ((f & 0x7fffffffu) > 0x7f800000u) return uint16_t((f >> 16) | 0x40);  // NaN
+  const uint32_t rounding = 0x7fffu + ((f >> 16) & 1);
+  return uint16_t((f + rounding) >> 16);
+}
+
+
+// ---- storage types -----------------------------------------------------------------------------
+// Block programs that take a storage type S (float, or Half under --precision fp16) read every
+// tensor they are given as S and compute in float: ldF converts one stored element to float,
+// stF<S> rounds a float to S (round to nearest even). The parameter structs keep `float*` fields;
+// a program instantiated with S = Half reinterprets them (asS) before any pointer arithmetic, so
+// element offsets count S elements.
+MG_DEVICE float ldF(float v) { return v; }
+MG_DEVICE float ldF(Half h) { return halfToFloat(h.bits); }
+template <typename S>
+MG_DEVICE S stF(float v);
+template <>
+MG_DEVICE float stF<float>(float v) { return v; }
+template <>
+MG_DEVICE Half stF<Half>(float v) { return Half{floatToHalf(v)}; }
+template <typename S>
+MG_DEVICE const S* asS(const float* p) { return reinterpret_cast<const S*>(p); }
+template <typename S>
+MG_DEVICE S* asS(float* p) { return reinterpret_cast<S*>(p); }
+
 
 // The epilogue activation of GEMM and convolution results (and of the Act functor of mg_map):
 // the table's formulas (runtime/common/mg_acts.h), the same the CPU runtime's applyAct computes.

@@ -18,17 +18,17 @@
 
 namespace mgk {
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 __host__ __device__ int64_t poolBlocks(const PoolParams& p) {
   return ceilDiv(p.N * p.C * p.OH * p.OW, int64_t(ITEMS) * THREADS);
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 __host__ __device__ constexpr int poolSmemBytes() {
   return 0;
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 MGK_PROGRAM void poolBlock(const PoolParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   (void)smem;
@@ -43,7 +43,7 @@ MGK_PROGRAM void poolBlock(const PoolParams& p, int64_t block, char* smem) {
     const int64_t ow = e % p.OW, q = e / p.OW, oh = q % p.OH, nc = q / p.OH;
     const int64_t c = nc % p.C, nb = nc / p.C;
     const int64_t ih0 = oh * p.strideH - p.padTop, iw0 = ow * p.strideW - p.padLeft;
-    const float* xc = p.x + nc * HW;
+    const S* xc = asS<S>(p.x) + nc * HW;
     float acc = p.isMax ? -INFINITY : 0.f;
     int64_t count = 0;
     for (int64_t r = 0; r < p.kernelH; ++r) {
@@ -52,7 +52,7 @@ MGK_PROGRAM void poolBlock(const PoolParams& p, int64_t block, char* smem) {
       for (int64_t s = 0; s < p.kernelW; ++s) {
         const int64_t iw = iw0 + s * p.dilationW;
         if (iw < 0 || iw >= p.W) continue;
-        const float v = xc[ih * p.W + iw];
+        const float v = ldF(xc[ih * p.W + iw]);
         if (p.isMax)
           acc = (v > acc || v != v) ? v : acc;
         else
@@ -64,7 +64,7 @@ MGK_PROGRAM void poolBlock(const PoolParams& p, int64_t block, char* smem) {
       const int64_t div = p.countIncludePad ? p.kernelH * p.kernelW : count;
       acc = div > 0 ? acc / float(div) : 0.f;
     }
-    p.y[(nb * p.yChannels + p.yChannelOffset + c) * ohw + oh * p.OW + ow] = acc;
+    asS<S>(p.y)[(nb * p.yChannels + p.yChannelOffset + c) * ohw + oh * p.OW + ow] = stF<S>(acc);
   }
 }
 

@@ -83,19 +83,19 @@ struct RedAcc {
   }
 };
 
-template <int VARIANT, int ITEMS, int THREADS>
+template <int VARIANT, int ITEMS, int THREADS, typename S = float>
 __host__ __device__ int64_t reduceBlocks(const ReduceParams& p) {
   return VARIANT == kReducePerBlock ? p.outN : ceilDiv(p.outN, int64_t(ITEMS) * THREADS);
 }
 
-template <int VARIANT, int ITEMS, int THREADS>
+template <int VARIANT, int ITEMS, int THREADS, typename S = float>
 __host__ __device__ constexpr int reduceSmemBytes() {
   return VARIANT == kReducePerBlock ? 2 * THREADS * int(sizeof(float)) : 0;
 }
 
 namespace detail {
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S>
 MG_DEVICE void reducePerThread(const ReduceParams& p, int64_t block) {
   const int t = int(threadIdx.x);
   if (t >= THREADS) return;  // no barrier in this variant
@@ -111,7 +111,7 @@ MG_DEVICE void reducePerThread(const ReduceParams& p, int64_t block) {
     MGK_UNROLL
     for (int d = 0; d < kMaxRank; ++d) cnt[d] = 0;
     for (int64_t r = 0; r < p.redN; ++r) {
-      acc.add(op, p.x[off]);
+      acc.add(op, ldF(asS<S>(p.x)[off]));
       // Odometer step over redDims, innermost first.
       for (int d = redRank - 1; d >= 0; --d) {
         off += p.redStrides[d];
@@ -120,18 +120,18 @@ MG_DEVICE void reducePerThread(const ReduceParams& p, int64_t block) {
         cnt[d] = 0;
       }
     }
-    p.y[o] = acc.finish(op, p.redN);
+    asS<S>(p.y)[o] = stF<S>(acc.finish(op, p.redN));
   }
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S>
 MG_DEVICE void reducePerBlock(const ReduceParams& p, int64_t block, char* smem) {
   static_assert(isPow2(THREADS), "the block tree needs a power-of-two thread count");
   const int t = int(threadIdx.x);
   const int op = p.op;
   RedAcc acc = RedAcc::init(op);
   if (t < THREADS) {
-    const float* xo = p.x + unravelOffset(block, p.outRank, p.outDims, p.outInStrides);
+    const S* xo = asS<S>(p.x) + unravelOffset(block, p.outRank, p.outDims, p.outInStrides);
     RedAcc part[ITEMS];
     MGK_UNROLL
     for (int i = 0; i < ITEMS; ++i) part[i] = RedAcc::init(op);
@@ -140,7 +140,7 @@ MG_DEVICE void reducePerBlock(const ReduceParams& p, int64_t block, char* smem) 
       MGK_UNROLL
       for (int i = 0; i < ITEMS; ++i) {
         const int64_t r = r0 + int64_t(i) * THREADS;
-        if (r < p.redN) part[i].add(op, xo[unravelOffset(r, p.redRank, p.redDims, p.redStrides)]);
+        if (r < p.redN) part[i].add(op, ldF(xo[unravelOffset(r, p.redRank, p.redDims, p.redStrides)]));
       }
     }
     MGK_UNROLL
@@ -164,19 +164,19 @@ MG_DEVICE void reducePerBlock(const ReduceParams& p, int64_t block, char* smem) 
     }
     __syncthreads();
   }
-  if (t == 0) p.y[block] = RedAcc{rv[0], rs[0]}.finish(op, p.redN);
+  if (t == 0) asS<S>(p.y)[block] = stF<S>(RedAcc{rv[0], rs[0]}.finish(op, p.redN));
 }
 
 }  // namespace detail
 
-template <int VARIANT, int ITEMS, int THREADS>
+template <int VARIANT, int ITEMS, int THREADS, typename S = float>
 MGK_PROGRAM void reduceBlock(const ReduceParams& p, int64_t block, char* smem) {
   static_assert(VARIANT == kReducePerThread || VARIANT == kReducePerBlock, "unknown variant");
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   if (VARIANT == kReducePerThread)
-    detail::reducePerThread<ITEMS, THREADS>(p, block);
+    detail::reducePerThread<ITEMS, THREADS, S>(p, block);
   else
-    detail::reducePerBlock<ITEMS, THREADS>(p, block, smem);
+    detail::reducePerBlock<ITEMS, THREADS, S>(p, block, smem);
 }
 
 }  // namespace mgk

@@ -21,17 +21,17 @@
 
 namespace mgk {
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 __host__ __device__ int64_t rowBlocks(const RowParams& p) {
   return p.rows;
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 __host__ __device__ constexpr int rowSmemBytes() {
   return THREADS * int(sizeof(float));
 }
 
-template <int ITEMS, int THREADS>
+template <int ITEMS, int THREADS, typename S = float>
 MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   static_assert(ITEMS == 1 || ITEMS == 4 || ITEMS == 16, "memory tiles have 1, 4 or 16 items");
   static_assert(isPow2(THREADS), "the block tree needs a power-of-two thread count");
@@ -39,15 +39,15 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   const int t = int(threadIdx.x);
   const bool active = t < THREADS;
   const int64_t len = p.len;
-  const float* x = p.x + block * len;
-  float* y = p.y + block * len;
+  const S* x = asS<S>(p.x) + block * len;
+  S* y = asS<S>(p.y) + block * len;
   // Registers hold the row when it fits; idle threads and positions past len hold nothing.
   const bool cached = len <= int64_t(ITEMS) * THREADS;
   float v[ITEMS];
   MGK_UNROLL
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t j = t + int64_t(i) * THREADS;
-    v[i] = (cached && active && j < len) ? x[j] : 0.f;
+    v[i] = (cached && active && j < len) ? ldF(x[j]) : 0.f;
   }
   // Calls f(j, x_j) for this thread's elements (none for idle threads).
   auto each = [&](auto f) {
@@ -59,14 +59,14 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
         if (j < len) f(j, v[i]);
       }
     } else {
-      for (int64_t j = t; j < len; j += THREADS) f(j, x[j]);
+      for (int64_t j = t; j < len; j += THREADS) f(j, ldF(x[j]));
     }
   };
 
   if (p.op == kRowLayerNorm) {
     // The mean as pivot + mean(x - pivot), pivot = x[0]: rows far from zero (x ~ 1000 +- 3)
     // would otherwise lose the digits that matter to the float sum's rounding.
-    const float pivot = len > 0 ? x[0] : 0.f;
+    const float pivot = len > 0 ? ldF(x[0]) : 0.f;
     float s = 0.f;
     each([&](int64_t, float xv) { s += xv - pivot; });
     const float mean = pivot + blockReduce<THREADS>(s, red, OpSumF()) / float(len);
@@ -77,13 +77,13 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
     });
     const float var = blockReduce<THREADS>(q, red, OpSumF()) / float(len);
     const float inv = 1.f / sqrtf(var + p.epsilon);
-    const float* scale = p.scale;
-    const float* bias = p.bias;
+    const S* scale = asS<S>(p.scale);
+    const S* bias = asS<S>(p.bias);
     each([&](int64_t j, float xv) {
       float r = (xv - mean) * inv;
-      if (scale) r *= scale[j];
-      if (bias) r += bias[j];
-      y[j] = r;
+      if (scale) r *= ldF(scale[j]);
+      if (bias) r += ldF(bias[j]);
+      y[j] = stF<S>(r);
     });
     return;
   }
@@ -96,10 +96,10 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   s = blockReduce<THREADS>(s, red, OpSumF());
   if (p.op == kRowLogSoftmax) {
     const float ls = logf(s);
-    each([&](int64_t j, float xv) { y[j] = (xv - m) - ls; });
+    each([&](int64_t j, float xv) { y[j] = stF<S>((xv - m) - ls); });
   } else {
     const float inv = 1.f / s;
-    each([&](int64_t j, float xv) { y[j] = expf(xv - m) * inv; });
+    each([&](int64_t j, float xv) { y[j] = stF<S>(expf(xv - m) * inv); });
   }
 }
 
