@@ -29,6 +29,7 @@
 #include "f_vmath.h"
 #include "k_recurrent.h"
 #include "mg_kernels.h"
+#include "mg_threadpool.h"
 
 namespace mgrt {
 namespace {
@@ -68,6 +69,11 @@ inline float clipf(float v, float c) { return v < -c ? -c : (v > c ? c : v); }
 // Rows of X per input-projection GEMM of a pipelined layer: enough time steps for the GEMM to
 // reuse each W panel over several rows, few enough that the layer starts soon after the one below.
 constexpr int64_t kWavefrontChunkRows = 16;
+
+// A bidirectional layer runs its two time loops side by side on a pool of 4 or more threads only
+// when one step of one direction (batch x gates*hidden x hidden multiply-adds) is at most this:
+// larger steps are split over the whole pool instead, one direction after the other.
+constexpr int64_t kConcurrentDirsMaxStepMacs = int64_t{1} << 18;
 
 inline void recurrentRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -135,10 +141,11 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   const int64_t nd = P.nd, h = P.h, gh = P.gh, isz = P.isz, nb = P.batch, rows = P.seq * nb;
   int64_t maxLen = 0;
   for (int64_t len : P.lens) maxLen = std::max(maxLen, len);
-  std::vector<float> gx(static_cast<size_t>(rows * gh)), gr(static_cast<size_t>(nb * gh));
-  // Per batch row: state H, C and scratch (rows of h floats).
-  std::vector<float> H(nb * h), C(nb * h), rH(nb * h), z(nb * h), rg(nb * h);
-  std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step (no state)
+  // Per direction: the input projection gx, the recurrent product gr, state H and C, scratch.
+  struct DirScratch {
+    std::vector<float> gx, gr, H, C, rH, z, rg, rt;  // rt: R_d transposed (more than 4 rows, no state)
+  };
+
   const bool lbr = P.linearBeforeReset;
   const int64_t firstRows = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H per step
   RecurrentState* packed = nullptr;
@@ -166,7 +173,22 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   if (upstream && !pipelined) waitForUpstream(upstream, Ctx::kProgressDone);
   const int64_t chunkSteps = std::max<int64_t>(1, std::min<int64_t>(P.seq, kWavefrontChunkRows / std::max<int64_t>(nb, 1)));
   int64_t projectedSteps = 0;  // pipelined: steps whose input projection is in gx
-  for (int64_t d = 0; d < nd; ++d) {
+  // Both directions of a bidirectional layer are independent: with two or more threads their
+  // projections run first (each GEMM split over the pool), then their time loops side by side,
+  // each on one thread (no fork/join per step), when the pool has 2 or 3 threads or a step is
+  // small enough that splitting it over more would not pay (kConcurrentDirsMaxStepMacs); the cost
+  // model prices the same (src/target/cost_model.cpp, cpuJoint). Each value is computed by the
+  // same code either way.
+  const bool concurrentDirs = nd == 2 && !upstream && ctx.pool && ctx.pool->threads() >= 2 &&
+                              (ctx.pool->threads() <= 3 || nb * gh * h <= kConcurrentDirsMaxStepMacs);
+  std::vector<DirScratch> scratch(concurrentDirs ? 2 : 1);
+  for (DirScratch& S : scratch) {
+    S.gx.resize(static_cast<size_t>(rows * gh));
+    S.gr.resize(static_cast<size_t>(nb * gh));
+    for (auto* v : {&S.H, &S.C, &S.rH, &S.z, &S.rg}) v->resize(static_cast<size_t>(nb * h));
+  }
+  auto runDirection = [&](int64_t d, DirScratch& S, ThreadPool* pool, bool doProject, bool doRecur) {
+    std::vector<float>&gx = S.gx, &gr = S.gr, &H = S.H, &C = S.C, &rH = S.rH, &z = S.z, &rg = S.rg, &rt = S.rt;
     const float* wd = P.w + d * gh * isz;
     const float* rd = P.r + d * gh * h;
     const float* wb = P.bias ? P.bias + d * 2 * gh : nullptr;
@@ -187,7 +209,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
       s.ldc = gh;
       if (wb) s.bias = fast::MatRef{wb, 0, 1};
       if (packed && fast::usesPanels(s)) s.bPacked = packedAt(packed->w, d);
-      fast::sgemm(s, ctx.pool);
+      fast::sgemm(s, pool);
     };
     // Pipelined: the projection of steps [s0, s1) (times [t0, t1)), once the layer below has them.
     auto projectSteps = [&](int64_t s0, int64_t s1) {
@@ -199,7 +221,8 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         for (int64_t b = 0; b < nb; ++b) project(b * P.seq + t0, t1 - t0);
       }
     };
-    if (rows > 0 && !pipelined) project(0, rows);
+    if (doProject && rows > 0 && !pipelined) project(0, rows);
+    if (!doRecur) return;
     const float* rFirst = packed ? packedAt(packed->rFirst, d) : nullptr;
     const float* rSecond = packed ? packedAt(packed->rSecond, d) : nullptr;
     const float* rtd = nullptr;
@@ -221,7 +244,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         projectSteps(st, s1);
         projectedSteps = s1;
       }
-      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, firstRows, h, rb, gr.data(), gh, ctx.pool, rFirst);
+      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, firstRows, h, rb, gr.data(), gh, pool, rFirst);
       if (cell == RnnCell::kGru) {
         for (int64_t b = 0; b < nb; ++b) {
           if (st >= P.lens[b]) continue;
@@ -248,7 +271,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         }
         if (!lbr)  // h~ = g(Wh x + Rh (r . H) + Rbh + Wbh)
           rowsTimesMatrix(rH.data(), nb, h, rd + 2 * h * h, rtd ? rtd + 2 * h : nullptr, gh, h, h,
-                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, ctx.pool, rSecond);
+                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, pool, rSecond);
       }
       for (int64_t b = 0; b < nb; ++b) {
         if (st >= P.lens[b]) continue;
@@ -303,6 +326,14 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         if (P.Yh) P.Yh[P.stateIdx(d, b) + j] = H[b * h + j];
         if (P.Yc) P.Yc[P.stateIdx(d, b) + j] = C[b * h + j];
       }
+  };
+  if (concurrentDirs) {
+    for (int64_t d = 0; d < nd; ++d) runDirection(d, scratch[d], ctx.pool, true, false);
+    ctx.pool->runInOrder(nd, [&](int64_t begin, int64_t end) {
+      for (int64_t d = begin; d < end; ++d) runDirection(d, scratch[d], nullptr, false, true);
+    });
+  } else {
+    for (int64_t d = 0; d < nd; ++d) runDirection(d, scratch[0], ctx.pool, true, true);
   }
   return 0;
 }

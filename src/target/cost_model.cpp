@@ -37,6 +37,7 @@ constexpr double kCpuMinChunkUs = 2.0;
 // threads against 1 (docs/PERFORMANCE.md, 2026-11-30): Inception v3 0.74, ResNeXt-50 0.77,
 // SqueezeNet 0.58. Members of a joint region each run whole on one core and pay none of it.
 constexpr double kCpuIntraOpEfficiency = 0.75;
+constexpr int64_t kCpuConcurrentDirsMaxStepMacs = int64_t{1} << 18;  // f_recurrent.cpp's rule
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -329,6 +330,16 @@ JointEstimate cpuJoint(const std::vector<Member>& members, const DeviceProfile& 
     int cores = cpuCoresFor(step, p);
     j.totalBlocks = cores;
     body = static_cast<double>(steps) * (cores > 1 ? step / (cores * kCpuIntraOpEfficiency) + p.launchOverheadUs : step);
+    // A bidirectional layer's two time loops run side by side, each on one core, when the pool
+    // has 2 or 3 threads or a direction's step is small (runtime/cpu/f_recurrent.cpp's rule,
+    // kCpuConcurrentDirsMaxStepMacs): no fork/join per step, half the step on each core.
+    const OpWork& lw = lone->work;
+    const int64_t dirs = lw.gemm.batch, hidden = lone->node->attrs().getInt("hidden_size", 0);
+    if (dirs == 2 && p.smCount >= 2 &&
+        (p.smCount <= 3 || lw.gemm.m * lw.gemm.n * hidden <= kCpuConcurrentDirsMaxStepMacs)) {
+      j.totalBlocks = 2;
+      body = static_cast<double>(steps) * step / 2;
+    }
   } else if (serial.size() == 1) {
     int cores = cpuCoresFor(total, p);
     j.totalBlocks = cores;
