@@ -9,7 +9,9 @@
 // names; modeled latency before/after) and its nodes (layers and the views between them) are
 // marked with the group and made contiguous in the schedule. The code generators then run the
 // layers as one program: the cuda/hip targets as one co-resident launch whose blocks wait on
-// progress flags (codegen/gpu/lower_recurrent.cpp, lowerRecurrentWavefront).
+// progress flags (codegen/gpu/lower_recurrent.cpp, lowerRecurrentWavefront); the cpu target as one
+// parallel region, each layer whole on one thread, layer l's steps waiting (acquire) on the step
+// count layer l-1 publishes (release) (codegen/cpu/cpu_emitter.cpp, runtime/cpu/f_recurrent.cpp).
 //
 // Why it is legal: layer l's step t reads layer l-1's Y at time t only (X_t), so it may start once
 // that step of layer l-1 is done; the wavefront program waits for exactly that (a flag layer l-1
@@ -20,11 +22,12 @@
 //
 // Decision: the cost model's estimateWavefront (src/target/cost_model.cpp) on the PassContext's
 // device: wavefront when it is at least kMinGain faster than the layers one after another and its
-// layers*batch blocks fit on the device at once (co-residency: the launch is refused otherwise).
-// A chain that is not made a wavefront is recorded as "none" with why. GPU devices only: the CPU
-// target has no wavefront runtime yet, so on the host profile the pass records nothing.
+// layers*batch blocks fit on the device at once (co-residency: the launch is refused otherwise);
+// on a CPU profile, when each layer's step on one core beats the layer's steps split over all
+// cores (one fork/join per step) and there are no more layers than cores. A chain that is not
+// made a wavefront is recorded as "none" with why.
 //
-// Golden tests: tests/ir/recurrent_wavefront.mlir (and its negative cases there).
+// Golden tests: tests/ir/recurrent_wavefront*.mlir (host decisions on tests/ir/host2.profile).
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -158,12 +161,19 @@ class WavefrontFormer {
           pg.modeledUsAfter = w.sequentialUs;
         } else {
           pg.strategy = "wavefront";
-          pg.reason = fmt::format(
-              "{} layers x {} steps: {} steps of {} (slowest layer's step + flag handshake), {} blocks "
-              "co-resident (device holds {}); wavefront {} vs layer by layer {} ({:+.1f}%)",
-              layers.size(), w.steps, w.steps + static_cast<int64_t>(layers.size()) - 1, wavefrontUs(w.stepUs),
-              w.blocks, w.capacity, wavefrontUs(w.latencyUs), wavefrontUs(w.sequentialUs),
-              100.0 * (w.latencyUs - w.sequentialUs) / w.sequentialUs);
+          if (p_.isGpu())
+            pg.reason = fmt::format(
+                "{} layers x {} steps: {} steps of {} (slowest layer's step + flag handshake), {} blocks "
+                "co-resident (device holds {}); wavefront {} vs layer by layer {} ({:+.1f}%)",
+                layers.size(), w.steps, w.steps + static_cast<int64_t>(layers.size()) - 1, wavefrontUs(w.stepUs),
+                w.blocks, w.capacity, wavefrontUs(w.latencyUs), wavefrontUs(w.sequentialUs),
+                100.0 * (w.latencyUs - w.sequentialUs) / w.sequentialUs);
+          else
+            pg.reason = fmt::format(
+                "{} layers x {} steps, each layer on one of {} cores, {} per step (slowest layer's "
+                "step on one core + handshake); pipelined {} vs layer by layer on all cores {} ({:+.1f}%)",
+                layers.size(), w.steps, w.capacity, wavefrontUs(w.stepUs), wavefrontUs(w.latencyUs),
+                wavefrontUs(w.sequentialUs), 100.0 * (w.latencyUs - w.sequentialUs) / w.sequentialUs);
           pg.kernelsAfter = 1;
           pg.modeledUsAfter = w.latencyUs;
           const int id = g_.addGroup(pg);
@@ -197,7 +207,6 @@ class RecurrentWavefrontPass : public Pass {
   Expected<bool> run(Graph& g, PassContext& ctx) override {
     if (!ctx.parallelOpt) return false;
     MG_ASSIGN_OR_RETURN(const DeviceProfile* p, ctx.profile());
-    if (!p->isGpu()) return false;
     return WavefrontFormer(g, ctx, *p).run();
   }
 };

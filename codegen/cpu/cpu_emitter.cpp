@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "magneto/ir/kernel_attrs.h"
@@ -108,17 +109,42 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
                            commentSafe(v->name()));
   }
 
+  // A wavefront group (passes/recurrent_wavefront.cpp) runs as a pipelined region when every one
+  // of its steps is a recurrent layer (the views between them are aliases, no steps): member k
+  // (k > 0) is told by `wavefront_stage` to wait, step by step, on member k-1's published progress
+  // (f_recurrent.cpp). A group with any other step runs as plain steps, one after another.
+  std::map<const Node*, int> wavefrontStage;
+  for (size_t i = 0; i < plan.steps.size();) {
+    const int gid = plan.steps[i]->group();
+    auto git = g.groups().find(gid);
+    size_t end = i + 1;
+    if (gid >= 0 && git != g.groups().end() && git->second.strategy == "wavefront")
+      while (end < plan.steps.size() && plan.steps[end]->group() == gid) ++end;
+    bool allLayers = end - i >= 2;
+    for (size_t k = i; k < end && allLayers; ++k) {
+      const std::string& kind = plan.steps[k]->kind();
+      allLayers = kind == "LSTM" || kind == "GRU" || kind == "RNN";
+    }
+    if (allLayers)
+      for (size_t k = i; k < end; ++k) wavefrontStage[plan.steps[k]] = static_cast<int>(k - i);
+    i = end;
+  }
+
   std::string io, steps;
   int ioPos = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Node& n = *plan.steps[i];
+    std::string attrs = encodeAttrs(n);
+    auto ws = wavefrontStage.find(&n);
+    if (ws != wavefrontStage.end() && ws->second > 0)
+      attrs += (attrs.empty() ? "" : ";") + fmt::format("wavefront_stage=i:{}", ws->second);
     std::string row;
     for (const Value* v : n.inputs()) row += fmt::format(" {},", v ? slot.at(v) : -1);
     row += " /* -> */";
     for (const Value* v : n.outputs()) row += fmt::format(" {},", slot.at(v));
     io += fmt::format("    /* #{} */{}\n", i, row);
     steps += fmt::format("    {{{}, {}, {}, {}, {}, {}}},  // #{} {}: {}\n", cStringLiteral(n.kind()),
-                         cStringLiteral(n.name()), cStringLiteral(encodeAttrs(n)), ioPos,
+                         cStringLiteral(n.name()), cStringLiteral(attrs), ioPos,
                          n.numInputs(), n.numOutputs(), i, commentSafe(n.name()),
                          nodeSignature(n));
     ioPos += static_cast<int>(n.numInputs() + n.numOutputs());
@@ -135,7 +161,8 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     const Node& n = *plan.steps[i];
     auto git = g.groups().find(n.group());
     size_t end = i + 1;
-    if (n.group() >= 0 && git != g.groups().end() && git->second.strategy == "joint")
+    const bool wavefront = wavefrontStage.count(&n) > 0;
+    if (n.group() >= 0 && git != g.groups().end() && (git->second.strategy == "joint" || wavefront))
       while (end < plan.steps.size() && plan.steps[end]->group() == n.group()) ++end;
     if (end - i < 2) {
       i = end;
@@ -146,12 +173,14 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
       OpWork w = opWork(*plan.steps[k]);
       byWork.push_back({w.flops + w.bytes, k});
     }
-    std::stable_sort(byWork.begin(), byWork.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (!wavefront)  // a wavefront's layers in layer order: each one's producer is taken first
+      std::stable_sort(byWork.begin(), byWork.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string order;
     for (const auto& [work, k] : byWork) order += fmt::format(" {},", k);
-    regions += fmt::format("    {{{}, {}, {}}},  // region {}: steps #{}..#{} of joint group {}\n", i,
-                           end - i, orderPos, numRegions, i, end - 1, n.group());
+    regions += fmt::format("    {{{}, {}, {}}},  // region {}: steps #{}..#{} of {} group {}\n", i,
+                           end - i, orderPos, numRegions, i, end - 1, wavefront ? "wavefront" : "joint",
+                           n.group());
     regionOrder += fmt::format("    /* region {} */{}\n", numRegions, order);
     orderPos += static_cast<int>(end - i);
     ++numRegions;

@@ -11,6 +11,15 @@
 //      activations in double like the reference.
 // Operands and attributes are parsed by the reference's parser (k_recurrent.h), so both kernels
 // accept and refuse the same. float64 goes to the reference kernel.
+//
+// Pipelined (a layer of a wavefront region, attribute `wavefront_stage` > 0 set by the CPU code
+// generator, with Ctx::upstream the layer below's progress): X is the layer below's Y, still being
+// written. Step 1's single GEMM becomes one GEMM per chunk of kWavefrontChunkRows rows (whole time
+// steps), each run once the layer below has published those steps (acquire); every layer of a
+// region publishes its completed steps (release) through Ctx::progress. Each value is computed by
+// the same code as unpipelined; only when it is computed changes.
+#include <atomic>
+#include <thread>
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -20,6 +29,7 @@
 #include "f_vmath.h"
 #include "k_recurrent.h"
 #include "mg_kernels.h"
+#include "mg_threadpool.h"
 
 namespace mgrt {
 namespace {
@@ -55,6 +65,28 @@ bool defaultActs(RnnCell cell, const RnnActFn* fa) {
 }
 
 inline float clipf(float v, float c) { return v < -c ? -c : (v > c ? c : v); }
+
+// Rows of X per input-projection GEMM of a pipelined layer: enough time steps for the GEMM to
+// reuse each W panel over several rows, few enough that the layer starts soon after the one below.
+constexpr int64_t kWavefrontChunkRows = 16;
+
+// A bidirectional layer runs its two time loops side by side on a pool of 4 or more threads only
+// when one step of one direction (batch x gates*hidden x hidden multiply-adds) is at most this:
+// larger steps are split over the whole pool instead, one direction after the other.
+constexpr int64_t kConcurrentDirsMaxStepMacs = int64_t{1} << 18;
+
+inline void recurrentRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Waits until the layer below has completed `steps` steps (or returned): spins briefly, then
+// yields the core (on a machine with fewer cores than layers the producer needs it).
+void waitForUpstream(const std::atomic<int64_t>* up, int64_t steps) {
+  for (int spins = 0; up->load(std::memory_order_acquire) < steps;)
+    if (++spins < 4000) recurrentRelax(); else std::this_thread::yield();
+}
 
 // One LSTM step of one batch row in float: gates from the input projection g and the recurrent
 // product r (i, o, f, c order), peepholes p (or null), state C and H updated in place.
@@ -109,10 +141,11 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   const int64_t nd = P.nd, h = P.h, gh = P.gh, isz = P.isz, nb = P.batch, rows = P.seq * nb;
   int64_t maxLen = 0;
   for (int64_t len : P.lens) maxLen = std::max(maxLen, len);
-  std::vector<float> gx(static_cast<size_t>(rows * gh)), gr(static_cast<size_t>(nb * gh));
-  // Per batch row: state H, C and scratch (rows of h floats).
-  std::vector<float> H(nb * h), C(nb * h), rH(nb * h), z(nb * h), rg(nb * h);
-  std::vector<float> rt;  // R_d transposed, only when more than 4 rows share each step (no state)
+  // Per direction: the input projection gx, the recurrent product gr, state H and C, scratch.
+  struct DirScratch {
+    std::vector<float> gx, gr, H, C, rH, z, rg, rt;  // rt: R_d transposed (more than 4 rows, no state)
+  };
+
   const bool lbr = P.linearBeforeReset;
   const int64_t firstRows = cell == RnnCell::kGru && !lbr ? 2 * h : gh;  // gate rows of R H per step
   RecurrentState* packed = nullptr;
@@ -131,7 +164,31 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
   auto packedAt = [](const std::vector<std::unique_ptr<fast::Prepacked>>& v, int64_t d) -> const float* {
     return d < static_cast<int64_t>(v.size()) && v[d] ? v[d]->data() : nullptr;
   };
-  for (int64_t d = 0; d < nd; ++d) {
+  // Pipelined: the layer below (ctx.upstream) is still writing X. Step by step when this layer is
+  // unidirectional and every row runs all steps (what the wavefront pass admits); otherwise wait
+  // for the layer below to finish.
+  const std::atomic<int64_t>* upstream = a.i("wavefront_stage", 0) > 0 ? ctx.upstream : nullptr;
+  bool pipelined = upstream && nd == 1 && rows > 0;
+  for (int64_t len : P.lens) pipelined = pipelined && len == P.seq;
+  if (upstream && !pipelined) waitForUpstream(upstream, Ctx::kProgressDone);
+  const int64_t chunkSteps = std::max<int64_t>(1, std::min<int64_t>(P.seq, kWavefrontChunkRows / std::max<int64_t>(nb, 1)));
+  int64_t projectedSteps = 0;  // pipelined: steps whose input projection is in gx
+  // Both directions of a bidirectional layer are independent: with two or more threads their
+  // projections run first (each GEMM split over the pool), then their time loops side by side,
+  // each on one thread (no fork/join per step), when the pool has 2 or 3 threads or a step is
+  // small enough that splitting it over more would not pay (kConcurrentDirsMaxStepMacs); the cost
+  // model prices the same (src/target/cost_model.cpp, cpuJoint). Each value is computed by the
+  // same code either way.
+  const bool concurrentDirs = nd == 2 && !upstream && ctx.pool && ctx.pool->threads() >= 2 &&
+                              (ctx.pool->threads() <= 3 || nb * gh * h <= kConcurrentDirsMaxStepMacs);
+  std::vector<DirScratch> scratch(concurrentDirs ? 2 : 1);
+  for (DirScratch& S : scratch) {
+    S.gx.resize(static_cast<size_t>(rows * gh));
+    S.gr.resize(static_cast<size_t>(nb * gh));
+    for (auto* v : {&S.H, &S.C, &S.rH, &S.z, &S.rg}) v->resize(static_cast<size_t>(nb * h));
+  }
+  auto runDirection = [&](int64_t d, DirScratch& S, ThreadPool* pool, bool doProject, bool doRecur) {
+    std::vector<float>&gx = S.gx, &gr = S.gr, &H = S.H, &C = S.C, &rH = S.rH, &z = S.z, &rg = S.rg, &rt = S.rt;
     const float* wd = P.w + d * gh * isz;
     const float* rd = P.r + d * gh * h;
     const float* wb = P.bias ? P.bias + d * 2 * gh : nullptr;
@@ -140,19 +197,32 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
     const RnnActFn* fa = &P.acts[d * P.perDir];
     const bool fastActs = defaultActs(cell, fa);
     const float clipF = static_cast<float>(P.clip);
-    if (rows > 0) {
+    // GX rows [row0, row0 + m) = X rows times W_d^T + Wb_d.
+    auto project = [&](int64_t row0, int64_t m) {
       fast::GemmSpec s;
-      s.m = rows;
+      s.m = m;
       s.n = gh;
       s.k = isz;
-      s.a = fast::MatRef{P.x, isz, 1};
+      s.a = fast::MatRef{P.x + row0 * isz, isz, 1};
       s.b = fast::MatRef{wd, 1, isz};
-      s.c = gx.data();
+      s.c = gx.data() + row0 * gh;
       s.ldc = gh;
       if (wb) s.bias = fast::MatRef{wb, 0, 1};
       if (packed && fast::usesPanels(s)) s.bPacked = packedAt(packed->w, d);
-      fast::sgemm(s, ctx.pool);
-    }
+      fast::sgemm(s, pool);
+    };
+    // Pipelined: the projection of steps [s0, s1) (times [t0, t1)), once the layer below has them.
+    auto projectSteps = [&](int64_t s0, int64_t s1) {
+      waitForUpstream(upstream, s1);
+      const int64_t t0 = P.reverse(d) ? P.seq - s1 : s0, t1 = P.reverse(d) ? P.seq - s0 : s1;
+      if (!P.layout1) {
+        project(t0 * nb, (t1 - t0) * nb);
+      } else {
+        for (int64_t b = 0; b < nb; ++b) project(b * P.seq + t0, t1 - t0);
+      }
+    };
+    if (doProject && rows > 0 && !pipelined) project(0, rows);
+    if (!doRecur) return;
     const float* rFirst = packed ? packedAt(packed->rFirst, d) : nullptr;
     const float* rSecond = packed ? packedAt(packed->rSecond, d) : nullptr;
     const float* rtd = nullptr;
@@ -169,7 +239,12 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
       }
     // Step st of every batch row at once; a row whose sequence has ended keeps its state.
     for (int64_t st = 0; st < maxLen; ++st) {
-      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, firstRows, h, rb, gr.data(), gh, ctx.pool, rFirst);
+      if (pipelined && st >= projectedSteps) {
+        const int64_t s1 = std::min(P.seq, st + chunkSteps);
+        projectSteps(st, s1);
+        projectedSteps = s1;
+      }
+      rowsTimesMatrix(H.data(), nb, h, rd, rtd, gh, firstRows, h, rb, gr.data(), gh, pool, rFirst);
       if (cell == RnnCell::kGru) {
         for (int64_t b = 0; b < nb; ++b) {
           if (st >= P.lens[b]) continue;
@@ -196,7 +271,7 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         }
         if (!lbr)  // h~ = g(Wh x + Rh (r . H) + Rbh + Wbh)
           rowsTimesMatrix(rH.data(), nb, h, rd + 2 * h * h, rtd ? rtd + 2 * h : nullptr, gh, h, h,
-                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, ctx.pool, rSecond);
+                          rb ? rb + 2 * h : nullptr, gr.data() + 2 * h, gh, pool, rSecond);
       }
       for (int64_t b = 0; b < nb; ++b) {
         if (st >= P.lens[b]) continue;
@@ -242,12 +317,23 @@ int fastRecurrent(RnnCell cell, const char* op, const Attrs& a, const Tensor* in
         }
         if (P.Y) std::copy(Hb, Hb + h, P.Y + P.yIdx(t, d, b));
       }
+      // Step st of every row is in Y: the layer above may read it (unidirectional layers only;
+      // a bidirectional layer's time t is complete only after its backward direction).
+      if (ctx.progress && nd == 1) ctx.progress->store(st + 1, std::memory_order_release);
     }
     for (int64_t b = 0; b < nb; ++b)
       for (int64_t j = 0; j < h; ++j) {
         if (P.Yh) P.Yh[P.stateIdx(d, b) + j] = H[b * h + j];
         if (P.Yc) P.Yc[P.stateIdx(d, b) + j] = C[b * h + j];
       }
+  };
+  if (concurrentDirs) {
+    for (int64_t d = 0; d < nd; ++d) runDirection(d, scratch[d], ctx.pool, true, false);
+    ctx.pool->runInOrder(nd, [&](int64_t begin, int64_t end) {
+      for (int64_t d = begin; d < end; ++d) runDirection(d, scratch[d], nullptr, false, true);
+    });
+  } else {
+    for (int64_t d = 0; d < nd; ++d) runDirection(d, scratch[0], ctx.pool, true, true);
   }
   return 0;
 }

@@ -42,6 +42,7 @@ struct Model {
   std::vector<mgrt::Tensor> regionScratch;  // widest step x largest region
   std::vector<mgrt::Ctx> regionCtx;         // one per member of the largest region
   std::vector<int> regionAt;                // step -> index into regions starting there, or -1
+  std::unique_ptr<std::atomic<int64_t>[]> regionProgress;  // per member: steps done (Ctx::progress)
   // What kernels keep between runs (weights packed into the GEMM's panel layout), one per step,
   // and which operands of each step are weights (constant while the handle lives).
   std::unique_ptr<mgrt::StepState[]> states;
@@ -434,6 +435,7 @@ int init(Model* m, const char* weightsPath) {
   }
   m->regionScratch.resize(widest * largest);
   m->regionCtx.resize(largest);
+  m->regionProgress.reset(new std::atomic<int64_t>[largest > 0 ? largest : 1]);
   const char* prof = std::getenv("MAGNETO_PROFILE");
   m->profile = prof && *prof && std::strcmp(prof, "0") != 0;
   m->stepSeconds.assign(p.numSteps, 0.0);
@@ -468,17 +470,23 @@ int stepFailed(Model* m, int i, const mgrt::Ctx& c) {
 }
 
 // One joint group's members as one parallel region: the pool's threads take members one at a
-// time (biggest first) and run each whole on one thread (its kernel sees no pool). Errors are
+// time (biggest first; a wavefront's layers in layer order, so a member waiting on the one before
+// always has it running or done) and run each whole on one thread (its kernel sees no pool). Errors are
 // reported for the first failing member in step order, as a sequential run would.
 int runRegion(Model* m, const RegionDesc& r) {
   const int32_t* order = m->program->regionOrder + r.order;
+  std::atomic<int64_t>* progress = m->regionProgress.get();
+  for (int slot = 0; slot < r.count; ++slot) progress[slot].store(0, std::memory_order_relaxed);
   m->pool->runInOrder(r.count, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int i = order[k];
       const int slot = i - r.first;
       mgrt::Ctx& c = m->regionCtx[slot];
       c.pool = nullptr;
+      c.progress = &progress[slot];
+      c.upstream = slot > 0 ? &progress[slot - 1] : nullptr;
       runStep(m, i, m->regionScratch.data() + static_cast<size_t>(slot) * m->widest, c);
+      progress[slot].store(mgrt::Ctx::kProgressDone, std::memory_order_release);
     }
   });
   for (int slot = 0; slot < r.count; ++slot)

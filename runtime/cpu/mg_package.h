@@ -55,7 +55,8 @@ struct StepDesc {
 
 // Steps [first, first + count) are the members of one joint group, mutually independent, and the
 // memory plan keeps every byte they read or write apart. order: where in regionOrder the members
-// are listed biggest first (the order threads pick them up in).
+// are listed biggest first (the order threads pick them up in). Or the layers of one wavefront
+// group, listed in layer order: layer k waits step by step on layer k-1 (Ctx::upstream).
 struct RegionDesc {
   int32_t first;
   int32_t count;

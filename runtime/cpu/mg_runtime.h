@@ -10,6 +10,7 @@
 //   - Output buffers are allocated by the caller with the statically inferred shapes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -114,6 +115,13 @@ struct Ctx {
   ThreadPool* pool = nullptr;
   StepState* state = nullptr;  // this step's state, or null (keep nothing)
   uint32_t constInputs = 0;    // bit i: operand i is a weight, constant while state lives
+  // Inside a parallel region (the package's runRegion), this member's progress counter and the
+  // previous member's; both null elsewhere. A pipelined member (a wavefront layer, f_recurrent.cpp)
+  // publishes its completed steps with release and waits on `upstream` with acquire; whatever the
+  // kernel, the runner sets a member's counter to kProgressDone when it returns.
+  std::atomic<int64_t>* progress = nullptr;
+  const std::atomic<int64_t>* upstream = nullptr;
+  static constexpr int64_t kProgressDone = INT64_MAX;
   char error[256] = {0};
   int fail(const char* fmt, ...);  // formats into error, returns 1
   bool constant(int input) const { return state && input < 32 && (constInputs >> input & 1u); }

@@ -39,6 +39,7 @@ constexpr double kCpuMinChunkUs = 2.0;
 // threads against 1 (docs/PERFORMANCE.md, 2026-11-30): Inception v3 0.74, ResNeXt-50 0.77,
 // SqueezeNet 0.58. Members of a joint region each run whole on one core and pay none of it.
 constexpr double kCpuIntraOpEfficiency = 0.75;
+constexpr int64_t kCpuConcurrentDirsMaxStepMacs = int64_t{1} << 18;  // f_recurrent.cpp's rule
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -356,7 +357,8 @@ int cpuCoresFor(double serialUs, const DeviceProfile& p) {
 // biggest first onto whichever core frees up (the generated NAME.cpp's runRegion). Its latency is
 // that schedule's makespan (longest processing time first), one region overhead, and never less
 // than streaming every member's bytes. A lone op (one member) is an ordinary parallel region
-// split over the cores its work can keep busy (cpuCoresFor).
+// split over the cores its work can keep busy (cpuCoresFor); a lone recurrence is one such region
+// per time step.
 JointEstimate cpuJoint(const std::vector<Member>& members, const DeviceProfile& p) {
   JointEstimate j;
   j.tiles.assign(members.size(), TileConfig{});
@@ -377,7 +379,28 @@ JointEstimate cpuJoint(const std::vector<Member>& members, const DeviceProfile& 
   j.occupancy = j.resident = 1;
   j.launchUs = p.launchOverheadUs;
   double body;
-  if (serial.size() == 1) {
+  const Member* lone = nullptr;
+  for (const Member& m : members)
+    if (m.work.cls != OpWork::Class::kView) lone = &m;
+  const int64_t steps = serial.size() == 1 ? std::max<int64_t>(lone->work.serialSteps, 1) : 1;
+  if (steps > 1) {
+    // A recurrence: one parallel region per dependent step (the pool forks and joins every step),
+    // so each step is split over the cores its own work keeps busy and pays a region's overhead.
+    const double step = total / static_cast<double>(steps);
+    int cores = cpuCoresFor(step, p);
+    j.totalBlocks = cores;
+    body = static_cast<double>(steps) * (cores > 1 ? step / (cores * kCpuIntraOpEfficiency) + p.launchOverheadUs : step);
+    // A bidirectional layer's two time loops run side by side, each on one core, when the pool
+    // has 2 or 3 threads or a direction's step is small (runtime/cpu/f_recurrent.cpp's rule,
+    // kCpuConcurrentDirsMaxStepMacs): no fork/join per step, half the step on each core.
+    const OpWork& lw = lone->work;
+    const int64_t dirs = lw.gemm.batch, hidden = lone->node->attrs().getInt("hidden_size", 0);
+    if (dirs == 2 && p.smCount >= 2 &&
+        (p.smCount <= 3 || lw.gemm.m * lw.gemm.n * hidden <= kCpuConcurrentDirsMaxStepMacs)) {
+      j.totalBlocks = 2;
+      body = static_cast<double>(steps) * step / 2;
+    }
+  } else if (serial.size() == 1) {
     int cores = cpuCoresFor(total, p);
     j.totalBlocks = cores;
     body = cores > 1 ? total / (cores * kCpuIntraOpEfficiency) : total;
@@ -657,7 +680,7 @@ WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, cons
     w.steps = work.serialSteps;
     batch = work.gemm.m;
     const int64_t hidden = work.gemm.n / (n->kind() == "LSTM" ? 4 : n->kind() == "GRU" ? 3 : 1);
-    if (hidden > kWavefrontMaxHidden) {
+    if (p.isGpu() && hidden > kWavefrontMaxHidden) {
       w.reason = fmt::format("{}: hidden size {} above the wavefront's {}", n->describe(), hidden,
                              kWavefrontMaxHidden);
       return w;
@@ -670,6 +693,26 @@ WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, cons
     }
     w.sequentialUs += e.latencyUs;
     slowest = std::max(slowest, (e.latencyUs - e.launchUs) / static_cast<double>(w.steps));
+  }
+  if (!p.isGpu()) {
+    // The host runs each layer whole on one core of a pipelined region (f_recurrent.cpp): layer
+    // l's chunk of time steps starts once layer l-1 has published them. Its step is the layer's
+    // single-core time per step; each layer above starts a chunk of steps late.
+    double slowestSerial = 0;
+    for (const Node* n : layers) slowestSerial = std::max(slowestSerial, cpuSerialUs(opWork(*n), p) / w.steps);
+    const int64_t chunk = std::clamp<int64_t>(kWavefrontHostChunkRows / std::max<int64_t>(batch, 1), 1, w.steps);
+    w.threads = 1;
+    w.blocks = static_cast<int64_t>(layers.size());
+    w.capacity = p.smCount;
+    if (w.blocks > w.capacity) {
+      w.reason = fmt::format("{} layers, each on its own core; {} has {}", w.blocks, p.name, w.capacity);
+      return w;
+    }
+    w.stepUs = slowestSerial + kWavefrontHostHandshakeUs;
+    w.latencyUs = p.launchOverheadUs +
+                  static_cast<double>(w.steps + chunk * (static_cast<int64_t>(layers.size()) - 1)) * w.stepUs;
+    w.valid = true;
+    return w;
   }
   w.threads = static_cast<int>(std::min<int64_t>(hmax, 256));
   w.smemBytes = static_cast<int>(8 * hmax * 4);

@@ -131,6 +131,80 @@ TEST(PackageCore, ParallelRegionAtOneAndTwoThreads) {
   }
 }
 
+// Program W: two stacked LSTM layers (hidden 8, 12 steps, batch 2) as a wavefront region, as the
+// CPU generator emits one: layer 1's X is layer 0's Y without its direction axis (a second slot on
+// the same arena bytes) and its attributes carry wavefront_stage = 1, so at two or more threads it
+// runs beside layer 0, waiting step by step on its published progress (f_recurrent.cpp). Its
+// outputs must equal, bit for bit, those of the same steps run one after another (no region).
+constexpr int kWfSeq = 12, kWfBatch = 2, kWfIn = 8, kWfHidden = 8, kWfGates = 4 * kWfHidden;
+constexpr int64_t kWfWBytes = 4 * kWfGates * kWfIn, kWfRBytes = 4 * kWfGates * kWfHidden;
+constexpr int64_t kWfYBytes = 4 * kWfSeq * kWfBatch * kWfHidden;
+std::vector<float> wavefrontWeights() {  // W0, R0, W1, R1
+  std::vector<float> w(2 * (kWfGates * kWfIn + kWfGates * kWfHidden));
+  uint32_t s = 12345;
+  for (float& v : w) s = s * 1664525u + 1013904223u, v = (static_cast<float>(s >> 8) / 16777216.f - 0.5f);
+  return w;
+}
+const SlotDesc kSlotsW[] = {
+    {kF32, 3, kInput, 0, 4 * kWfSeq * kWfBatch * kWfIn, {kWfSeq, kWfBatch, kWfIn}},
+    {kF32, 3, kWeights, 0, kWfWBytes, {1, kWfGates, kWfIn}},
+    {kF32, 3, kWeights, kWfWBytes, kWfRBytes, {1, kWfGates, kWfHidden}},
+    {kF32, 3, kWeights, kWfWBytes + kWfRBytes, kWfWBytes, {1, kWfGates, kWfHidden}},
+    {kF32, 3, kWeights, 2 * kWfWBytes + kWfRBytes, kWfRBytes, {1, kWfGates, kWfHidden}},
+    {kF32, 4, kArena, 0, kWfYBytes, {kWfSeq, 1, kWfBatch, kWfHidden}},  // Y0
+    {kF32, 3, kArena, 0, kWfYBytes, {kWfSeq, kWfBatch, kWfHidden}},     // X1: Y0 squeezed
+    {kF32, 4, kOutput, 0, kWfYBytes, {kWfSeq, 1, kWfBatch, kWfHidden}}, // Y1
+    {kF32, 3, kOutput, 1, 4 * kWfBatch * kWfHidden, {1, kWfBatch, kWfHidden}},  // Y_h of layer 0
+    {0, 0, 0, 0, 0, {0}},
+};
+const PortDesc kInW[] = {{"x", 0}, {nullptr, -1}};
+const PortDesc kOutW[] = {{"y", 7}, {"h0", 8}, {nullptr, -1}};
+const int32_t kIoW[] = {0, 1, 2, /**/ 5, 8, /**/ 6, 3, 4, /**/ 7, -1};
+const RegionDesc kRegionsW[] = {{0, 2, 0}, {-1, 0, 0}};
+const int32_t kOrderW[] = {0, 1, -1};
+
+TEST(PackageCore, WavefrontRegionEqualsLayerByLayer) {
+  const std::vector<float> weights = wavefrontWeights();
+  const auto* blob = reinterpret_cast<const unsigned char*>(weights.data());
+  const size_t blobBytes = weights.size() * sizeof(float);
+  std::vector<float> x(kWfSeq * kWfBatch * kWfIn);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+  for (const char* dir : {"forward", "reverse"}) {
+    const std::string a0 = std::string("direction=s:") + dir + ";hidden_size=i:8";
+    const std::string a1 = a0 + ";wavefront_stage=i:1";
+    const StepDesc steps[] = {{"LSTM", "l0", a0.c_str(), 0, 3, 2}, {"LSTM", "l1", a1.c_str(), 5, 3, 1},
+                              {nullptr, nullptr, nullptr, 0, 0, 0}};
+    auto program = [&](bool region) {
+      return Program{"pw", kWfYBytes, blobBytes, fnv(blob, blobBytes), blob, blob + blobBytes, kSlotsW, 9,
+                     kInW, 1, kOutW, 2, kIoW, steps, 2, region ? kRegionsW : kNoRegions, region ? 1 : 0,
+                     region ? kOrderW : kNoOrder, kNoCopies, 0};
+    };
+    auto runAt = [&](bool region, int threads) {
+      Program p = program(region);
+      Model* m = nullptr;
+      EXPECT_EQ(create(p, &m, nullptr), kOk) << lastError(p, nullptr);
+      EXPECT_EQ(setNumThreads(p, m, threads), kOk);
+      std::vector<float> y(kWfYBytes / 4), h(kWfBatch * kWfHidden);
+      const void* in[] = {x.data()};
+      void* out[] = {y.data(), h.data()};
+      for (int run = 0; run < 3; ++run)  // the progress counters start again at every run
+        EXPECT_EQ(mgrt::pkg::run(p, m, in, out), kOk) << lastError(p, m);
+      destroy(p, m);
+      y.insert(y.end(), h.begin(), h.end());
+      return y;
+    };
+    const std::vector<float> expected = runAt(false, 1);
+    float largest = 0;
+    for (float v : expected) largest = std::max(largest, std::fabs(v));
+    EXPECT_GT(largest, 0.05f) << dir;  // the layers computed something
+    for (int threads : {1, 2, 4}) {
+      const std::vector<float> got = runAt(true, threads);
+      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)))
+          << dir << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST(PackageCore, MisuseIsRefusedWithAMessage) {
   Program a = programA(wBytes());
   EXPECT_EQ(create(a, nullptr, nullptr), kErrInvalidArgument);

@@ -156,6 +156,10 @@ struct WavefrontEstimate {
 };
 constexpr double kWavefrontHandshakeUs = 0.8;  // a flag through L2 to another SM and back
 constexpr int kWavefrontMaxHidden = 1024;      // shared memory 8*HMAX floats: 32 KiB
+// The host (CPU target): each layer on its own core, its input projection in chunks of
+// kWavefrontHostChunkRows rows (whole steps); a step waits on an atomic counter another core wrote.
+constexpr int64_t kWavefrontHostChunkRows = 16;  // f_recurrent.cpp kWavefrontChunkRows
+constexpr double kWavefrontHostHandshakeUs = 0.2;
 WavefrontEstimate estimateWavefront(const std::vector<const Node*>& layers, const DeviceProfile& p);
 // Blocks of `threads` threads and `smemBytes` of shared memory the device holds at once.
 int64_t coResidentBlocks(int threads, int smemBytes, const DeviceProfile& p);
