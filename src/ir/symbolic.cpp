@@ -344,63 +344,79 @@ bool symNodeDepends(const Node* n) {
 
 }  // namespace
 
-Status inferSymbolicShapes(Graph& g) {
+Status inferSymbolicNode(Graph& g, Node* n) {
   if (g.symbols().empty()) return Status::success();
+  if (!symNodeDepends(n)) {
+    for (Value* v : n->outputs()) v->setSymDims({});
+    return Status::success();
+  }
   const std::vector<DimSymbol>& syms = g.symbols();
   const DimBinding ref = g.referenceBinding();
   std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
-  for (Node* n : g.nodes()) {
-    if (!symNodeDepends(n)) {
-      for (Value* v : n->outputs()) v->setSymDims({});
-      continue;
-    }
-    std::set<std::string> mentionedSet;
-    for (const Value* v : n->inputs())
-      for (const std::string& s : symbolsOf(v)) mentionedSet.insert(s);
-    std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
-    std::map<DimBinding, Expected<std::vector<TensorType>>> memo;
-    auto outsAt = [&](const DimBinding& b) -> Expected<std::vector<TensorType>> {
-      auto it = memo.find(b);
-      if (it != memo.end()) return it->second;
-      auto compute = [&]() -> Expected<std::vector<TensorType>> {
-        SymOperandsAt ops;
-        MG_RETURN_IF_ERROR(symOperandsAt(*n, b, parsed, &ops));
-        std::vector<TensorType> outs;
-        MG_RETURN_IF_ERROR(inferNodeAt(*n, ops.types, ops.consts, &outs));
-        return outs;
-      };
-      return memo.emplace(b, compute()).first->second;
+  std::set<std::string> mentionedSet;
+  for (const Value* v : n->inputs())
+    for (const std::string& s : symbolsOf(v)) mentionedSet.insert(s);
+  std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
+  std::map<DimBinding, Expected<std::vector<TensorType>>> memo;
+  auto outsAt = [&](const DimBinding& b) -> Expected<std::vector<TensorType>> {
+    auto it = memo.find(b);
+    if (it != memo.end()) return it->second;
+    auto compute = [&]() -> Expected<std::vector<TensorType>> {
+      SymOperandsAt ops;
+      MG_RETURN_IF_ERROR(symOperandsAt(*n, b, parsed, &ops));
+      std::vector<TensorType> outs;
+      MG_RETURN_IF_ERROR(inferNodeAt(*n, ops.types, ops.consts, &outs));
+      return outs;
     };
-    for (size_t i = 0; i < n->numOutputs(); ++i) {
-      Value* out = n->output(i);
-      std::vector<DimExpr> dims;
-      bool symbolic = false;
-      for (int d = 0; d < out->rank(); ++d) {
-        auto probe = [&](const DimBinding& b) -> Expected<int64_t> {
-          MG_ASSIGN_OR_RETURN(std::vector<TensorType> outs, outsAt(b));
-          if (outs[i].rank() != out->rank())
-            return unsupported("the result's rank is {} here but {} at the maximum: ranks must "
-                               "not depend on dynamic dimensions",
-                               outs[i].rank(), out->rank());
-          return outs[i].dims[d];
-        };
-        auto e = fitDimExpr(syms, mentioned, probe);
-        if (!e.ok())
-          return e.status().withContext(fmt::format("symbolic shape inference: {}, result '{}' dim {}: ",
-                                                    n->describe(), out->name(), d));
-        auto atRef = e->evaluate(ref);
-        if (!atRef.ok() || *atRef != out->dims()[d])
-          return internalStatus("symbolic shape inference: {}, result '{}' dim {}: '{}' is {} at "
-                                "the maximum, the static dim is {}",
-                                n->describe(), out->name(), d, e->str(),
-                                atRef.ok() ? std::to_string(*atRef) : "undefined", out->dims()[d]);
-        symbolic |= !e->isConstant();
-        dims.push_back(*e);
-      }
-      out->setSymDims(symbolic ? dims : std::vector<DimExpr>{});
+    return memo.emplace(b, compute()).first->second;
+  };
+  for (size_t i = 0; i < n->numOutputs(); ++i) {
+    Value* out = n->output(i);
+    std::vector<DimExpr> dims;
+    bool symbolic = false;
+    for (int d = 0; d < out->rank(); ++d) {
+      auto probe = [&](const DimBinding& b) -> Expected<int64_t> {
+        MG_ASSIGN_OR_RETURN(std::vector<TensorType> outs, outsAt(b));
+        if (outs[i].rank() != out->rank())
+          return unsupported("the result's rank is {} here but {} at the maximum: ranks must "
+                             "not depend on dynamic dimensions",
+                             outs[i].rank(), out->rank());
+        return outs[i].dims[d];
+      };
+      auto e = fitDimExpr(syms, mentioned, probe);
+      if (!e.ok())
+        return e.status().withContext(fmt::format(
+            "symbolic shape inference: {}, result '{}' dim {}: ", n->describe(), out->name(), d));
+      auto atRef = e->evaluate(ref);
+      if (!atRef.ok() || *atRef != out->dims()[d])
+        return internalStatus("symbolic shape inference: {}, result '{}' dim {}: '{}' is {} at "
+                              "the maximum, the static dim is {}",
+                              n->describe(), out->name(), d, e->str(),
+                              atRef.ok() ? std::to_string(*atRef) : "undefined", out->dims()[d]);
+      symbolic |= !e->isConstant();
+      dims.push_back(*e);
     }
+    out->setSymDims(symbolic ? dims : std::vector<DimExpr>{});
   }
+  return Status::success();
+}
+
+Status inferSymbolicShapes(Graph& g) {
+  if (g.symbols().empty()) return Status::success();
+  for (Node* n : g.nodes()) MG_RETURN_IF_ERROR(inferSymbolicNode(g, n));
   return verifySymbolicShapes(g);
+}
+
+Status operandsAtBinding(const Node& n, const DimBinding& b, std::vector<TensorType>* types,
+                         std::vector<Tensor>* values) {
+  std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
+  SymOperandsAt ops;
+  MG_RETURN_IF_ERROR(symOperandsAt(n, b, parsed, &ops));
+  *types = ops.types;
+  values->assign(n.numInputs(), Tensor());
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (ops.consts[i]) (*values)[i] = *ops.consts[i];
+  return Status::success();
 }
 
 Status verifySymbolicShapes(const Graph& g) {

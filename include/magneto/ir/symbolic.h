@@ -44,6 +44,12 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
 // Fits the symbolic shape of every node result from the graph inputs' (and MgSymbolic nodes')
 // expressions, then verifies (verifySymbolicShapes). No-op for a graph without symbols.
 Status inferSymbolicShapes(Graph& g);
+// The fit for one node (its operands' symbolic shapes known): sets its results' symDims.
+Status inferSymbolicNode(Graph& g, Node* n);
+// n's operand types at binding b, and the values of its constant and MgSymbolic operands (an
+// empty Tensor for the others).
+Status operandsAtBinding(const Node& n, const DimBinding& b, std::vector<TensorType>* types,
+                         std::vector<Tensor>* values);
 // The verification alone.
 Status verifySymbolicShapes(const Graph& g);
 
