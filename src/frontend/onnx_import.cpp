@@ -468,6 +468,7 @@ class Importer : public frontend::BodyImporter {
     for (Value* v : n->inputs())
       for (const std::string& sym : symbolsOf(v)) mentionedSet.insert(sym);
     std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
+    const std::vector<DimExpr> coords = fitCoordinates(*n);
     std::map<DimBinding, Expected<std::vector<Tensor>>> memo;
     auto evalAt = [&](const DimBinding& b) -> Expected<std::vector<Tensor>> {
       auto it = memo.find(b);
@@ -498,7 +499,7 @@ class Importer : public frontend::BodyImporter {
             return unsupported("the number of elements changes with the dynamic dimensions");
           return outs[i].intAt(k);
         };
-        auto e = fitDimExpr(g_->symbols(), mentioned, f);
+        auto e = fitDimExpr(g_->symbols(), mentioned, f, coords);
         if (!e.ok())
           return e.status().withContext(fmt::format(
               "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),

@@ -105,6 +105,17 @@ int64_t DimExpr::constant() const {
   return terms_.empty() ? 0 : terms_[0].coeff;
 }
 
+std::vector<DimExpr> DimExpr::floorAtoms() const {
+  std::vector<DimExpr> out;
+  for (const Term& t : terms_)
+    for (const Atom& a : t.atoms)
+      if (a.sym.empty()) {
+        DimExpr e = fromTerm(Term{{a}, 1});
+        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+      }
+  return out;
+}
+
 std::vector<std::string> DimExpr::symbols() const {
   std::vector<std::string> out;
   for (const Term& t : terms_)

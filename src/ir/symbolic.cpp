@@ -171,7 +171,8 @@ std::vector<DimBinding> checkingBindings(const std::vector<DimSymbol>& syms) {
 }
 
 Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
-                             const std::vector<std::string>& mentioned, const DimProbeFn& fn) {
+                             const std::vector<std::string>& mentioned, const DimProbeFn& fn,
+                             const std::vector<DimExpr>& coords) {
   SymProbeCache f{fn, {}};
   DimBinding ref = symReference(syms);
   // Symbols whose range has one value are constants here.
@@ -189,34 +190,77 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
     auto v = f(b);
     if (!v.ok()) return v.status().withContext("at " + bindingStr(b) + ": ");
   }
-  // Multilinear: f = sum over subsets T of d_T * prod_{s in T} (s - (hi_s - 1)), with d_T the
-  // finite differences over the unit cube [hi-1, hi]^k (integer coefficients, no division).
+  // Multilinear in one coordinate per symbol (the symbol itself, or a floor expression of it from
+  // `coords`): f = sum over subsets T of d_T * prod_{s in T} (C_s - C_s(x0_s)), with x0_s, x1_s
+  // values of s where C_s steps by one and d_T the finite differences over those corners.
   const size_t k = vary.size();
-  std::vector<int64_t> vals(size_t{1} << k);
-  for (uint32_t mask = 0; mask < vals.size(); ++mask) {
-    DimBinding b = ref;
-    for (size_t i = 0; i < k; ++i)
-      if (!((mask >> i) & 1)) b[vary[i]] = ref[vary[i]] - 1;
-    auto v = f(b);
-    if (!v.ok()) return v.status().withContext("at " + bindingStr(b) + ": ");
-    vals[mask] = *v;
+  std::vector<std::vector<DimExpr>> choices(k);
+  for (size_t i = 0; i < k; ++i) {
+    choices[i].push_back(DimExpr::symbol(vary[i]));
+    for (const DimExpr& c : coords)
+      if (c.symbols() == std::vector<std::string>{vary[i]}) choices[i].push_back(c);
   }
-  // Moebius inversion over the subset lattice.
-  for (size_t i = 0; i < k; ++i)
-    for (uint32_t mask = 0; mask < vals.size(); ++mask)
-      if ((mask >> i) & 1) {
-        if (__builtin_sub_overflow(vals[mask], vals[mask ^ (1u << i)], &vals[mask]))
-          return unsupported("dimension values overflow while fitting");
+  std::vector<size_t> pick(k, 0);
+  for (int combos = 0; combos < 64; ++combos) {
+    std::vector<int64_t> x0(k), x1(k), c0(k);
+    bool usable = true;
+    for (size_t i = 0; i < k && usable; ++i) {
+      const DimExpr& c = choices[i][pick[i]];
+      const DimSymbol* s = symFind(syms, vary[i]);
+      x1[i] = s->hi;
+      auto top = c.evaluate({{vary[i], s->hi}});
+      usable = top.ok();
+      x0[i] = s->lo - 1;
+      for (int64_t x = s->hi - 1; usable && x >= s->lo && x >= s->hi - 256; --x) {
+        auto v = c.evaluate({{vary[i], x}});
+        if (v.ok() && *v == *top - 1) {
+          x0[i] = x;
+          c0[i] = *v;
+          break;
+        }
       }
-  DimExpr poly;
-  for (uint32_t mask = 0; mask < vals.size(); ++mask) {
-    if (vals[mask] == 0) continue;
-    DimExpr t(vals[mask]);
-    for (size_t i = 0; i < k; ++i)
-      if ((mask >> i) & 1) t = t * (DimExpr::symbol(vary[i]) - DimExpr(ref[vary[i]] - 1));
-    poly = poly + t;
+      usable &= x0[i] >= s->lo;
+    }
+    if (usable) {
+      std::vector<int64_t> vals(size_t{1} << k);
+      bool okVals = true;
+      for (uint32_t mask = 0; mask < vals.size() && okVals; ++mask) {
+        DimBinding b = ref;
+        for (size_t i = 0; i < k; ++i) b[vary[i]] = (mask >> i) & 1 ? x1[i] : x0[i];
+        auto v = f(b);
+        if (!v.ok()) {
+          if (combos == 0) return v.status().withContext("at " + bindingStr(b) + ": ");
+          okVals = false;
+          break;
+        }
+        vals[mask] = *v;
+      }
+      // Moebius inversion over the subset lattice.
+      for (size_t i = 0; i < k && okVals; ++i)
+        for (uint32_t mask = 0; mask < vals.size(); ++mask)
+          if ((mask >> i) & 1)
+            if (__builtin_sub_overflow(vals[mask], vals[mask ^ (1u << i)], &vals[mask]))
+              return unsupported("dimension values overflow while fitting");
+      if (okVals) {
+        DimExpr poly;
+        for (uint32_t mask = 0; mask < vals.size(); ++mask) {
+          if (vals[mask] == 0) continue;
+          DimExpr t(vals[mask]);
+          for (size_t i = 0; i < k; ++i)
+            if ((mask >> i) & 1) t = t * (choices[i][pick[i]] - DimExpr(c0[i]));
+          poly = poly + t;
+        }
+        if (symFitHolds(poly, f, checks)) return poly;
+      }
+    }
+    // Next combination of coordinates.
+    size_t i = 0;
+    for (; i < k; ++i) {
+      if (++pick[i] < choices[i].size()) break;
+      pick[i] = 0;
+    }
+    if (i == k) break;
   }
-  if (symFitHolds(poly, f, checks)) return poly;
   // floor((a*s + b)/c) in one symbol: which symbols change the value?
   std::vector<std::string> moving;
   for (const std::string& name : vary) {
@@ -344,6 +388,24 @@ bool symNodeDepends(const Node* n) {
 
 }  // namespace
 
+std::vector<DimExpr> fitCoordinates(const Node& n) {
+  std::vector<DimExpr> coords;
+  for (const Value* v : n.inputs()) {
+    if (!v) continue;
+    std::vector<DimExpr> exprs = v->symDims();
+    if (v->producer() && v->producer()->kind() == "MgSymbolic")
+      for (const std::string& t : v->producer()->attrs().getStrings("exprs")) {
+        auto e = DimExpr::parse(t);
+        if (e.ok()) exprs.push_back(*e);
+      }
+    for (const DimExpr& e : exprs)
+      for (const DimExpr& a : e.floorAtoms())
+        if (a.symbols().size() == 1 && std::find(coords.begin(), coords.end(), a) == coords.end())
+          coords.push_back(a);
+  }
+  return coords;
+}
+
 Status inferSymbolicNode(Graph& g, Node* n) {
   if (g.symbols().empty()) return Status::success();
   if (!symNodeDepends(n)) {
@@ -357,6 +419,7 @@ Status inferSymbolicNode(Graph& g, Node* n) {
   for (const Value* v : n->inputs())
     for (const std::string& s : symbolsOf(v)) mentionedSet.insert(s);
   std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
+  std::vector<DimExpr> coords = fitCoordinates(*n);
   std::map<DimBinding, Expected<std::vector<TensorType>>> memo;
   auto outsAt = [&](const DimBinding& b) -> Expected<std::vector<TensorType>> {
     auto it = memo.find(b);
@@ -383,7 +446,7 @@ Status inferSymbolicNode(Graph& g, Node* n) {
                              outs[i].rank(), out->rank());
         return outs[i].dims[d];
       };
-      auto e = fitDimExpr(syms, mentioned, probe);
+      auto e = fitDimExpr(syms, mentioned, probe, coords);
       if (!e.ok())
         return e.status().withContext(fmt::format(
             "symbolic shape inference: {}, result '{}' dim {}: ", n->describe(), out->name(), d));

@@ -243,3 +243,15 @@ TEST(SymbolicShapes, VerificationCatchesAWrongRewrite) {
   c->setSymDims(wrong);
   EXPECT_FALSE(verifyGraph(*g2).ok());
 }
+
+TEST(SymbolicShapes, FitsProductsWithFloorCoordinates) {
+  std::vector<DimSymbol> syms{{"N", 1, 16, {}}, {"T", 3, 40, {}}};
+  DimExpr half = *DimExpr::parse("floor((T+1)/2)");
+  auto f = [](const DimBinding& b) -> Expected<int64_t> {
+    return b.at("N") * 4 * ((b.at("T") + 1) / 2) + 1;
+  };
+  EXPECT_FALSE(fitDimExpr(syms, {"N", "T"}, f).ok());  // not without the coordinate
+  auto e = fitDimExpr(syms, {"N", "T"}, f, {half});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->str(), "4*N*floor((T+1)/2)+1");
+}

@@ -35,6 +35,8 @@ class DimExpr {
   bool isConstant() const;
   // The constant's value (precondition: isConstant()).
   int64_t constant() const;
+  // The floor divisions the expression's terms multiply (each as an expression of its own).
+  std::vector<DimExpr> floorAtoms() const;
   // The symbols the expression mentions, sorted.
   std::vector<std::string> symbols() const;
 

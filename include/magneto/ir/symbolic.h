@@ -38,12 +38,17 @@ std::string bindingStr(const DimBinding& b);
 // else floor((a*s+b)/c) in a single symbol, checked at a few dozen bindings. An error when neither
 // fits or f fails at a probe binding (its message names the binding).
 using DimProbeFn = std::function<Expected<int64_t>(const DimBinding&)>;
+// `coords` are floor expressions of one symbol each (those the operands' shapes contain): the
+// polynomial may be multilinear in them instead of in their symbol (N*floor((T+1)/2)).
 Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
-                             const std::vector<std::string>& mentioned, const DimProbeFn& f);
+                             const std::vector<std::string>& mentioned, const DimProbeFn& f,
+                             const std::vector<DimExpr>& coords = {});
 
 // Fits the symbolic shape of every node result from the graph inputs' (and MgSymbolic nodes')
 // expressions, then verifies (verifySymbolicShapes). No-op for a graph without symbols.
 Status inferSymbolicShapes(Graph& g);
+// The floor expressions of one symbol in n's operand shapes and shape data (fitDimExpr's coords).
+std::vector<DimExpr> fitCoordinates(const Node& n);
 // The fit for one node (its operands' symbolic shapes known): sets its results' symDims.
 Status inferSymbolicNode(Graph& g, Node* n);
 // n's operand types at binding b, and the values of its constant and MgSymbolic operands (an
