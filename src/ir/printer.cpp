@@ -78,7 +78,7 @@ std::string attrStr(const Attribute& a) {
 }
 
 // "f32[32,3,8,8]", followed by " as [N,3,8,8]" for a value with a symbolic shape.
-std::string typeStr(const Value* v) {
+std::string printTypeWithSymDims(const Value* v) {
   std::string s = v->type().str();
   if (!v->isSymbolic()) return s;
   s += " as [";
@@ -91,7 +91,7 @@ std::string typeStr(const Value* v) {
 std::string printNode(const Node& n) {
   std::string s;
   for (size_t i = 0; i < n.numOutputs(); ++i)
-    s += (i ? ", " : "") + valueRef(n.output(i)) + " : " + typeStr(n.output(i));
+    s += (i ? ", " : "") + valueRef(n.output(i)) + " : " + printTypeWithSymDims(n.output(i));
   s += " = " + n.kind() + "(";
   for (size_t i = 0; i < n.numInputs(); ++i) s += (i ? ", " : "") + valueRef(n.input(i));
   s += ")";
@@ -117,7 +117,7 @@ std::string printGraph(const Graph& g, const PrintOptions& opts) {
       s += " opt " + joinList(sym.opt, [](int64_t x) { return std::to_string(x); });
     s += "\n";
   }
-  for (const Value* v : g.inputs()) s += "  input " + valueRef(v) + " : " + typeStr(v) + "\n";
+  for (const Value* v : g.inputs()) s += "  input " + valueRef(v) + " : " + printTypeWithSymDims(v) + "\n";
   for (const Value* v : g.values()) {
     if (!v->isConstant()) continue;
     s += "  const " + valueRef(v) + " : " + v->type().str() + " = " +

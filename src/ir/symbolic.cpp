@@ -32,7 +32,7 @@ uint64_t symNextRandom(uint64_t& state) {  // splitmix64: deterministic on every
 // The bindings a fit is checked at before the graph-wide verification: each mentioned symbol
 // through up to 24 values of its range (the others at their maximum), the lo/hi corners, and a few
 // pseudo-random points.
-std::vector<DimBinding> fitCheckBindings(const std::vector<DimSymbol>& syms,
+std::vector<DimBinding> symFitCheckBindings(const std::vector<DimSymbol>& syms,
                                          const std::vector<std::string>& mentioned) {
   DimBinding ref = symReference(syms);
   std::set<DimBinding> out;
@@ -114,6 +114,13 @@ std::vector<std::string> symbolsOf(const Value* v) {
   return {out.begin(), out.end()};
 }
 
+bool sameSymbolicShape(const Value* a, const Value* b) {
+  if (a->rank() != b->rank()) return false;
+  for (int d = 0; d < a->rank(); ++d)
+    if (a->dimExpr(d) != b->dimExpr(d)) return false;
+  return true;
+}
+
 std::vector<DimBinding> checkingBindings(const std::vector<DimSymbol>& syms) {
   std::vector<DimBinding> out;
   if (syms.empty()) return out;
@@ -185,7 +192,7 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
   if (vary.size() > 12)
     return unsupported("{} dynamic dimensions meet in one shape; at most 12 are supported",
                        vary.size());
-  std::vector<DimBinding> checks = fitCheckBindings(syms, vary);
+  std::vector<DimBinding> checks = symFitCheckBindings(syms, vary);
   for (const DimBinding& b : checks) {
     auto v = f(b);
     if (!v.ok()) return v.status().withContext("at " + bindingStr(b) + ": ");

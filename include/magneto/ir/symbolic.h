@@ -28,6 +28,10 @@ bool dependsOnSymbols(const Value* v);
 // The symbols v's shape or value mentions.
 std::vector<std::string> symbolsOf(const Value* v);
 
+// Whether a and b have the same shape at every binding as far as their expressions say (a value
+// without symbolic dims counts as static). Passes that require equal shapes check this too.
+bool sameSymbolicShape(const Value* a, const Value* b);
+
 // The checking bindings of the verification (see above), deterministic.
 std::vector<DimBinding> checkingBindings(const std::vector<DimSymbol>& syms);
 
