@@ -112,5 +112,19 @@ const int64_t* portDims(const Program& p, bool output, int i);
 int portDtype(const Program& p, bool output, int i);
 size_t portBytes(const Program& p, bool output, int i);
 
+// Dynamic dimensions (NAME.h documents the contracts). setInputDims validates input `input`'s
+// dims (rank; static dims equal to the table's; each symbolic dim within its symbol's range; one
+// symbol given one value by every dim naming it, in this call and by the other inputs set since
+// the last run; every derived shape computable and within what the arena was planned for), then
+// binds the symbols and re-evaluates every DynEntry; a refusal is kErrInvalidArgument with a
+// message and changes nothing. A static package accepts exactly its dims.
+int setInputDims(const Program& p, Model* model, int input, const int64_t* dims, int rank);
+// The current dims / byte size of an input or output of a handle (for a static port: the table's).
+const int64_t* modelPortDims(const Program& p, const Model* model, bool output, int i);
+size_t modelPortBytes(const Program& p, const Model* model, bool output, int i);
+int numSymbols(const Program& p);
+const char* symbolName(const Program& p, int k);
+int symbolRange(const Program& p, int k, int64_t* lo, int64_t* hi);
+
 }  // namespace pkg
 }  // namespace mgrt

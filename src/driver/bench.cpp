@@ -1,6 +1,8 @@
 // `magnetoc bench`: compile + build (fast path, cached by a hash of the model and the options
 // in the work folder), then time the runner on seeded random inputs. The last line on stdout is
-// median_ms=X.
+// median_ms=X. With --dynamic, the package keeps the named dimensions symbolic and --shape gives
+// the shapes to time it at (the runner's --dims, the package's set_input_dims): one build serves
+// every shape in the declared ranges.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -39,7 +41,11 @@ Expected<std::string> benchKey(const BenchOptions& o) {
   std::string opts = fmt::format("v={};target={};emu={};arch={};dev={};name={};wf={};passes={}{};popt={};rt={};",
                                  MAGNETO_VERSION, c.target, o.emulate, c.arch, c.device, c.name, c.weightsFile,
                                  c.passesGiven ? "given:" : "default:", c.passes, c.parallelOpt, rt);
-  for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
+  // A dynamic build does not depend on --shape (run-time shapes), only on the ranges.
+  if (c.dynamic.empty())
+    for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
+  for (const auto& [n, r] : c.dynamic) opts += fmt::format("dynamic {}={}..{};", n, r.first, r.second);
+  for (const auto& [n, v] : c.opt) opts += fmt::format("opt {}={};", n, fmt::join(v, ","));
   if (c.precision != "fp32") opts += "precision=" + c.precision + ";";
   if (!c.tuningFile.empty()) {  // the record's tiles decide the kernels
     MG_ASSIGN_OR_RETURN(std::string record, readFile(c.tuningFile));
@@ -99,6 +105,7 @@ Status benchModel(const BenchOptions& o) {
     fs::last_write_time(stamp, fs::file_time_type::clock::now(), ec);  // most recently used
   } else {
     CompileOptions co = o.compile;
+    if (!co.dynamic.empty()) co.shapes.clear();  // the run's shapes, given to the runner below
     co.outDir = (dir / "package").string();
     co.build = false;
     MG_ASSIGN_OR_RETURN(CompileResult r, compileModel(co));
@@ -113,6 +120,8 @@ Status benchModel(const BenchOptions& o) {
   std::vector<std::string> cmd = {runner, "--runs", std::to_string(o.runs), "--warmup",
                                   std::to_string(o.warmup), "--threads", std::to_string(o.threads),
                                   "--seed", "1"};
+  if (!o.compile.dynamic.empty())
+    for (const auto& [n, d] : o.compile.shapes) cmd.insert(cmd.end(), {"--dims", n + "=" + dimsStr(d)});
   if (o.deviceTime) {
     if (o.compile.target == "cpu") return badInput("--device-time is for --target cuda or hip");
     cmd.push_back("--device-time");
@@ -136,7 +145,7 @@ Status benchModel(const BenchOptions& o) {
     size_t nl = r.output.find('\n', pos);
     std::string line = r.output.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? r.output.size() : nl + 1;
-    if (line.rfind("run ", 0) == 0) {
+    if (line.rfind("run ", 0) == 0 || line.rfind("output ", 0) == 0) {
       rep.detail(line);
       continue;
     }

@@ -6,6 +6,10 @@
 // (or the input its TensorProto names). Inputs whose values decide output shapes are bound as
 // constants (the package is compiled for those values); inputs with symbolic dimensions get
 // their shape from the data. Data sets that need the same bindings and shapes share one build.
+// With --dynamic, the package keeps the named dimensions symbolic: every data set runs on the one
+// build, each input's shape from its data given to the runner (--dims: the package's
+// set_input_dims, which refuses a shape outside the declared ranges with its message), and the
+// outputs compared at the shapes the package reports.
 #include <algorithm>
 #include <filesystem>
 #include <regex>
@@ -89,7 +93,7 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
     if (shapeInputs.count(d.name)) {
       ds.bindings[d.name] = it->second;
       ds.key += fmt::format("bind {} {} {:x};", d.name, it->second.type().str(), it->second.checksum());
-    } else if (!d.staticShape && !base.shapes.count(d.name)) {
+    } else if (!d.staticShape && !base.shapes.count(d.name) && base.dynamic.empty()) {
       ds.shapes[d.name] = it->second.dims();
       ds.key += fmt::format("shape {} {};", d.name, dimsStr(it->second.dims()));
     }
@@ -118,6 +122,25 @@ struct RunOutcome {
   int failed = 0;      // outputs (or lines) that failed
   bool ran = false;    // the runner ran to the end and wrote its outputs into the work folder
 };
+
+// The runner's "output K dims=AxB" lines (printed when given --dims) as one line per output,
+// in order, for output_dims.txt.
+std::string outputDimsLines(const std::string& runnerOutput, size_t outputs) {
+  std::vector<std::string> dims(outputs);
+  std::regex re("output ([0-9]+) dims=([0-9x]*)");
+  size_t pos = 0;
+  while (pos < runnerOutput.size()) {
+    size_t nl = runnerOutput.find('\n', pos);
+    if (nl == std::string::npos) nl = runnerOutput.size();
+    std::smatch m;
+    const std::string line = runnerOutput.substr(pos, nl - pos);
+    if (std::regex_match(line, m, re) && std::stoul(m[1].str()) < outputs) dims[std::stoul(m[1].str())] = m[2].str();
+    pos = nl + 1;
+  }
+  std::string text;
+  for (const std::string& d : dims) text += d + "\n";
+  return text;
+}
 
 // Runs the runner on a data set's inputs, its outputs written into `work`; prints what failed
 // (races, the run itself).
@@ -151,7 +174,11 @@ Expected<RunOutcome> runInputs(const DataSet& ds, const CompileResult& built, co
     if (in->dtype() == DType::kBF16 && data.dtype() == DType::kU16 && data.dims() == in->dims() &&
         data.hasData())
       data = Tensor(in->type(), std::vector<uint8_t>(data.bytes(), data.bytes() + data.byteSize()));
-    if (data.type() != in->type()) {
+    // A dynamic package takes the data's shape (the package checks it against the declared
+    // ranges); element type and rank must match all the same.
+    const bool dynamic = !o.compile.dynamic.empty();
+    if (dynamic ? data.dtype() != in->dtype() || data.type().rank() != in->type().rank()
+                : data.type() != in->type()) {
       std::printf("input %s: the data holds %s but the compiled model expects %s [FAIL]\n",
                   inName(i).c_str(), data.type().str().c_str(), in->type().str().c_str());
       return RunOutcome{1, false};
@@ -160,6 +187,7 @@ Expected<RunOutcome> runInputs(const DataSet& ds, const CompileResult& built, co
     const Tensor& t = data;
     MG_RETURN_IF_ERROR(writeFile(path, std::string(reinterpret_cast<const char*>(t.bytes()), t.byteSize())));
     cmd.insert(cmd.end(), {"--input", path});
+    if (dynamic) cmd.insert(cmd.end(), {"--dims", fmt::format("{}={}", i, dimsStr(data.dims()))});
   }
   for (size_t k = 0; k < g.outputs().size(); ++k)
     cmd.insert(cmd.end(), {"--output", work + "/output_" + std::to_string(k) + ".bin"});
@@ -173,6 +201,8 @@ Expected<RunOutcome> runInputs(const DataSet& ds, const CompileResult& built, co
     std::printf("run: the compiled model failed [FAIL]\n%s", tailLines(r.output, 10).c_str());
     return RunOutcome{failed + 1, false};
   }
+  if (!o.compile.dynamic.empty())
+    MG_RETURN_IF_ERROR(writeFile(work + "/output_dims.txt", outputDimsLines(r.output, g.outputs().size())));
   out.ran = true;
   return out;
 }
@@ -199,10 +229,39 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
     ++failed;
   }
   size_t n = std::min(ds.outputs.size(), g.outputs().size());
+  // A dynamic package's outputs have the shapes it reported for this run.
+  std::vector<Dims> runDims;
+  if (!o.compile.dynamic.empty()) {
+    MG_ASSIGN_OR_RETURN(std::string text, readFile(work + "/output_dims.txt"));
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string::npos) nl = text.size();
+      Dims d;
+      const std::string line = text.substr(pos, nl - pos);
+      for (size_t a = 0; a < line.size();) {
+        size_t x = line.find('x', a);
+        if (x == std::string::npos) x = line.size();
+        d.push_back(std::stoll(line.substr(a, x - a)));
+        a = x + 1;
+      }
+      runDims.push_back(d);
+      pos = nl + 1;
+    }
+  }
   for (size_t k = 0; k < n; ++k) {
     const Value* v = g.outputs()[k];
     MG_ASSIGN_OR_RETURN(std::string raw, readFile(work + "/output_" + std::to_string(k) + ".bin"));
-    Tensor got(v->type(), std::vector<uint8_t>(raw.begin(), raw.end()));
+    TensorType type = v->type();
+    if (k < runDims.size() && runDims[k].size() == type.dims.size()) type.dims = runDims[k];
+    auto want = checkedByteSize(type);
+    if (!runDims.empty() && (!want.ok() || static_cast<size_t>(want.value()) != raw.size())) {
+      std::printf("output %s: the run wrote %zu bytes, not those of %s, the shape the package reported [FAIL]\n",
+                  outName(k).c_str(), raw.size(), type.str().c_str());
+      ++failed;
+      continue;
+    }
+    Tensor got(type, std::vector<uint8_t>(raw.begin(), raw.end()));
     auto own = o.outputAtol.find(outName(k));
     Comparison c = compareTensors(got, ds.outputs[k], o.rtol, own == o.outputAtol.end() ? o.atol : own->second);
     if (!c.problem.empty()) {

@@ -85,6 +85,12 @@ cat "$work/out.txt" "$work/err.txt"
 step "runner"
 expect_rc 0 "runner --info" -- "$work/pkg/build/tiny_runner" --info
 grep -q "input 0 x dtype=1 dims=1x3x8x8" "$work/out.txt" || fail "runner --info: $(cat "$work/out.txt")"
+# --dims: a static package takes exactly its own shape (and reports the outputs'), refuses others.
+expect_rc 0 "runner --dims (own shape)" -- "$work/pkg/build/tiny_runner" --quiet --dims 0=1x3x8x8
+grep -q "output 0 dims=1x4x8x8" "$work/out.txt" || fail "runner --dims: $(cat "$work/out.txt")"
+expect_rc 1 "runner --dims (another shape)" -- "$work/pkg/build/tiny_runner" --quiet --dims x=2x3x8x8
+grep -q "tiny_set_input_dims: input 0 ('x') dim 0 is static: it must be 1, got 2" "$work/err.txt" ||
+  fail "runner --dims: no message for a refused shape: $(cat "$work/err.txt")"
 
 step "install and find_package"
 expect_rc 0 "cmake --install" -- cmake --install "$work/pkg/build" --prefix "$work/prefix"

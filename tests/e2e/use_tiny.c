@@ -2,6 +2,7 @@
  * checks that bad arguments get a status and a message instead of a crash.
  * usage: use_tiny X.bin Y.bin [WEIGHTS_PATH|-] */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,23 @@ int main(int argc, char** argv) {
       fprintf(stderr, "use_tiny: y[%d] = %g, expected %g\n", i, y[i], want[i]);
       return 1;
     }
+  /* The dynamic-shape calls on a static package: no symbols, exactly its own dims accepted (the
+   * current shapes stay the model's), any other refused with a message naming input and dim. */
+  EXPECT(tiny_num_symbols() == 0 && tiny_symbol_name(0) == NULL);
+  EXPECT(tiny_symbol_range(0, NULL, NULL) == tiny_ERR_INVALID_ARGUMENT);
+  {
+    int64_t own[4] = {1, 3, 8, 8}, other[4] = {2, 3, 8, 8};
+    EXPECT(tiny_set_input_dims(m, 0, own, 4) == tiny_OK);
+    EXPECT(tiny_set_input_dims(m, 0, other, 4) == tiny_ERR_INVALID_ARGUMENT);
+    EXPECT(strstr(tiny_last_error(m), "input 0 ('x') dim 0 is static: it must be 1, got 2") != NULL);
+    EXPECT(tiny_set_input_dims(m, 0, own, 3) == tiny_ERR_INVALID_ARGUMENT);
+    EXPECT(tiny_set_input_dims(m, 1, own, 4) == tiny_ERR_INVALID_ARGUMENT);
+    EXPECT(tiny_set_input_dims(m, 0, NULL, 4) == tiny_ERR_INVALID_ARGUMENT);
+    EXPECT(tiny_model_output_bytes(m, 0) == tiny_output_bytes(0));
+    EXPECT(tiny_model_input_dims(m, 0)[0] == 1 && tiny_model_output_dims(m, 0)[1] == 4);
+    EXPECT(tiny_model_input_dims(NULL, 0) == NULL && tiny_model_output_bytes(m, 1) == 0);
+    EXPECT(tiny_run(m, in, out) == tiny_OK);
+  }
   /* A second handle at the same time, then a destroyed handle is detected, not used. */
   tiny_model* m2 = NULL;
   EXPECT(tiny_create(&m2, weights) == tiny_OK);
