@@ -38,10 +38,6 @@ struct CompileOptions {
   // Dynamic dimensions (--dynamic NAME=LO..HI, --opt NAME=V,...): docs/DYNAMIC_SHAPES.md.
   std::vector<DimSymbol> dynamic;
   std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
-  // --dynamic NAME=LO..HI: the model's dim_param NAME stays symbolic in the package, any value in
-  // [LO, HI] at run time; --opt NAME=V,...: the values to tune for (placeholder for the parser).
-  std::map<std::string, std::pair<int64_t, int64_t>> dynamic;
-  std::map<std::string, std::vector<int64_t>> opt;
   bool weightsFile = false;
   std::string passes;  // "" = the default pipeline
   bool passesGiven = false;
