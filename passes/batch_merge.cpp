@@ -42,6 +42,7 @@
 
 #include <fmt/format.h>
 
+#include "magneto/ir/symbolic.h"
 #include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/parallel_co_optimize.h"
 #include "merge_common.h"
@@ -124,7 +125,7 @@ std::string rejectAlone(Node* n, GemmMember& m) {
 // Why `m` cannot share one batched op with `f` ("" when it can).
 std::string incompatible(const GemmMember& f, const GemmMember& m) {
   if (m.node->kind() != f.node->kind()) return "different kinds";
-  if (m.x->dims() != f.x->dims()) return "different input shapes";
+  if (m.x->dims() != f.x->dims() || !sameSymbolicShape(m.x, f.x)) return "different input shapes";
   if (m.node->input(1)->dims() != f.node->input(1)->dims() || m.transB != f.transB)
     return "different weight shapes";
   if ((m.bias == nullptr) != (f.bias == nullptr) || (m.bias && m.bias->dims() != f.bias->dims()) ||

@@ -47,6 +47,7 @@
 
 #include <fmt/format.h>
 
+#include "magneto/ir/symbolic.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "merge_common.h"
@@ -85,7 +86,8 @@ std::string rejectAlone(Node* n) {
 
 // Why `m` cannot share one grouped conv with `f` ("" when it can).
 std::string incompatible(const Node* f, const Node* m) {
-  if (m->input(0)->dims() != f->input(0)->dims()) return "different input shapes";
+  if (m->input(0)->dims() != f->input(0)->dims() || !sameSymbolicShape(m->input(0), f->input(0)))
+    return "different input shapes";
   if (m->input(1)->dims() != f->input(1)->dims()) return "different weight shapes";
   if (m->hasInput(2) != f->hasInput(2)) return "different bias";
   const AttrMap& a = f->attrs();

@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/activation.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/pass.h"
@@ -85,6 +86,7 @@ Expected<bool> fuseElementwise(Graph& g, int maxInputs) {
       Node* user = nullptr;
       if (!soleUser(out, user) || !fusableOp(user, op, params)) break;
       if (user->output(0)->dims() != out->dims()) break;  // keep one index space
+      if (!sameSymbolicShape(user->output(0), out)) break;  // at every binding
       if (maxInputs > 0 && static_cast<int>(external.size()) + newInputs(user, external, inChain) > maxInputs)
         break;  // the target's fused kernel reads no more operands
       for (Value* v : user->inputs())

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <set>
 
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/activation.h"
 #include "mg_acts.h"
 #include "magneto/ir/op_schema.h"
@@ -176,7 +177,12 @@ Expected<bool> fuseEpilogues(Graph& g) {
       Node* next = y->uses()[0].node;
       bool fused = false;
       erased.insert(next);  // erased when fused; if not fused, the loop stops here anyway
-      if (next->kind() == "Add" && next->output(0)->type() == y->type()) {
+      // A residual must have y's shape at every binding, not only at the maximum (an operand of
+      // dim M broadcast against N when M = 1): checked on the symbolic shapes.
+      bool sameAtEveryBinding = true;
+      for (const Value* in : next->inputs())
+        if (in && !in->isConstant() && !sameSymbolicShape(in, y)) sameAtEveryBinding = false;
+      if (next->kind() == "Add" && next->output(0)->type() == y->type() && sameAtEveryBinding) {
         fused = host->kind() == "Conv" && (fuseBias(g, host, next) || fuseResidual(g, host, next));
       } else {
         const OpSchema* s = next->schema();

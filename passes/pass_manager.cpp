@@ -1,6 +1,7 @@
 // Pipeline parsing and the pass runner with its instrumentation (IR printing, verification).
 #include <cstdio>
 
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
@@ -53,6 +54,13 @@ Status runPipeline(Graph& g, std::vector<std::unique_ptr<Pass>>& passes, PassCon
   for (auto& p : passes) {
     auto changed = p->run(g, ctx);
     if (!changed.ok()) return changed.status().withContext(std::string("pass ") + p->name() + ": ");
+    // Dynamic dimensions: the next pass sees the symbolic shapes of the values this one made
+    // (fitted only; the whole graph is verified once after the pipeline).
+    if (!g.symbols().empty() && *changed)
+      for (Node* n : g.nodes()) {
+        Status s = inferSymbolicNode(g, n);
+        if (!s.ok()) return s.withContext(std::string("after pass ") + p->name() + ": ");
+      }
     if (ctx.verifyEach) {
       Status v = verifyGraph(g);
       if (!v.ok())

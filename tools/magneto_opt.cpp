@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "magneto/interp/interpreter.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
@@ -86,6 +87,11 @@ int main(int argc, char** argv) {
     return static_cast<int>(parsed.status().code());
   }
   std::unique_ptr<Graph> g = std::move(parsed).value();
+  // Dynamic dimensions: symbolic shapes fitted and verified before and after the passes.
+  if (Status sy = inferSymbolicShapes(*g); !sy.ok()) {
+    std::fprintf(stderr, "magneto-opt: %s: %s\n", file.c_str(), sy.message().c_str());
+    return static_cast<int>(sy.code());
+  }
   ctx.verifyEach = verify;
   if (verify) {
     Status s = verifyGraph(*g);
@@ -113,6 +119,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   Status s = runPipeline(*g, pipeline.value(), ctx);
+  if (s.ok()) s = inferSymbolicShapes(*g).withContext("after the passes: ");
   if (!s.ok()) {
     std::fprintf(stderr, "magneto-opt: %s\n", s.message().c_str());
     return static_cast<int>(s.code());

@@ -134,6 +134,9 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
   int ioPos = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Node& n = *plan.steps[i];
+    if (n.kind() == "MgSymbolic")
+      return internalStatus("MgSymbolic %{} is a step of the memory plan; the runtime fills it",
+                            n.output(0)->name());
     std::string attrs = encodeAttrs(n);
     auto ws = wavefrontStage.find(&n);
     if (ws != wavefrontStage.end() && ws->second > 0)
@@ -191,6 +194,73 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
   for (const OutputCopy& c : plan.copies)
     copies += fmt::format("    {{{}, {}}},  // output {} <- %{}\n", c.output, slot.at(c.source),
                           c.output, commentSafe(c.source->name()));
+
+  // Dynamic dimensions (docs/DYNAMIC_SHAPES.md): the symbols with the input dim each is bound
+  // from, the postfix code of every symbolic slot dim and of every MgSymbolic element, and the rows
+  // saying which slot dim or element each expression gives. A static package sets none of these
+  // (its NAME.cpp is unchanged).
+  vars["DYNAMIC"] = g.symbols().empty() ? "0" : "1";
+  if (!g.symbols().empty()) {
+    std::map<std::string, int> symIndex;
+    std::string symbols;
+    for (size_t k = 0; k < g.symbols().size(); ++k) {
+      const DimSymbol& sym = g.symbols()[k];
+      symIndex[sym.name] = static_cast<int>(k);
+      int input = -1, dim = -1;
+      for (size_t i = 0; i < g.inputs().size() && input < 0; ++i) {
+        const Value* v = g.inputs()[i];
+        for (int d = 0; v->isSymbolic() && d < v->rank(); ++d)
+          if (v->symDims()[d] == DimExpr::symbol(sym.name)) {
+            input = static_cast<int>(i);
+            dim = d;
+            break;
+          }
+      }
+      if (input < 0)
+        return unsupported("dynamic dimension '{}' is not a whole dim of any graph input, so the "
+                           "package cannot bind it from the input dims",
+                           sym.name);
+      symbols += fmt::format("    {{{}, {}, {}, {}, {}}},  // input {} dim {}\n",
+                             cStringLiteral(sym.name), sym.lo, sym.hi, input, dim, input, dim);
+    }
+    std::vector<int64_t> code;
+    std::string codeText, dyn;
+    int numDyn = 0;
+    auto addExpr = [&](const DimExpr& e, int slotIndex, const char* kind, int index,
+                       const std::string& what) -> Status {
+      size_t start = code.size();
+      MG_RETURN_IF_ERROR(e.emit(symIndex, &code));
+      std::string words;
+      for (size_t w = start; w < code.size(); ++w) words += fmt::format(" {},", code[w]);
+      codeText += fmt::format("    /* {} */{}  // {}\n", start, words, commentSafe(e.str()));
+      dyn += fmt::format("    {{{}, {}, {}, {}}},  // {}\n", slotIndex, kind, index, start,
+                         commentSafe(what));
+      ++numDyn;
+      return Status::success();
+    };
+    for (const Value* v : g.values()) {
+      auto it = slot.find(v);
+      if (it == slot.end()) continue;
+      if (v->isSymbolic())
+        for (int d = 0; d < v->rank(); ++d)
+          if (!v->symDims()[d].isConstant())
+            MG_RETURN_IF_ERROR(addExpr(v->symDims()[d], it->second, "mgrt::abi::kDynDim", d,
+                                       fmt::format("%{} dim {}", v->name(), d)));
+      if (v->producer() && v->producer()->kind() == "MgSymbolic") {
+        auto exprs = v->producer()->attrs().getStrings("exprs");
+        for (size_t k = 0; k < exprs.size(); ++k) {
+          MG_ASSIGN_OR_RETURN(DimExpr e, DimExpr::parse(exprs[k]));
+          MG_RETURN_IF_ERROR(addExpr(e, it->second, "mgrt::abi::kDynElement", static_cast<int>(k),
+                                     fmt::format("%{} element {}", v->name(), k)));
+        }
+      }
+    }
+    vars["NUM_SYMBOLS"] = std::to_string(g.symbols().size());
+    vars["SYMBOL_TABLE"] = symbols;
+    vars["DIM_CODE"] = codeText;
+    vars["NUM_DYN"] = std::to_string(numDyn);
+    vars["DYN_TABLE"] = dyn;
+  }
 
   vars["NUM_SLOTS"] = std::to_string(slot.size());
   vars["SLOT_TABLE"] = slots;

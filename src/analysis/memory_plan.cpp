@@ -170,8 +170,15 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
     root[v] = slot.concat->output(0);
     rootOffset[v] = slot.offset;
   }
+  // Shape data of dynamic dimensions (MgSymbolic) is no step: the package's runtime writes its
+  // elements before the steps run, so its bytes live from the first step on.
+  std::vector<const Value*> runtimeFilled;
   for (Node* n : g.nodes()) {
     int64_t offset = 0;
+    if (n->kind() == "MgSymbolic") {
+      runtimeFilled.push_back(n->output(0));
+      continue;
+    }
     if (plan.concats.isElided(n)) continue;
     if (canAlias(n) || canOffsetAlias(n, offset)) {
       const Value* in = n->input(0);
@@ -216,6 +223,8 @@ Expected<MemoryPlan> planMemory(const Graph& g) {
     order.push_back(out);
     return Status::success();
   };
+  for (const Value* v : runtimeFilled)
+    if (isArenaValue(v)) MG_RETURN_IF_ERROR(own(v, 0));
   for (const Node* n : plan.steps) {
     for (const Value* out : n->outputs()) {
       if (!isArenaValue(out)) continue;

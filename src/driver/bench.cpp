@@ -44,8 +44,9 @@ Expected<std::string> benchKey(const BenchOptions& o) {
   // A dynamic build does not depend on --shape (run-time shapes), only on the ranges.
   if (c.dynamic.empty())
     for (const auto& [n, d] : c.shapes) opts += "shape " + n + "=" + dimsStr(d) + ";";
-  for (const auto& [n, r] : c.dynamic) opts += fmt::format("dynamic {}={}..{};", n, r.first, r.second);
-  for (const auto& [n, v] : c.opt) opts += fmt::format("opt {}={};", n, fmt::join(v, ","));
+  for (const DimSymbol& d : c.dynamic) opts += fmt::format("dynamic {}={}..{};", d.name, d.lo, d.hi);
+  for (const DimSymbol& d : c.dynamic)
+    if (!d.opt.empty()) opts += fmt::format("opt {}={};", d.name, fmt::join(d.opt, ","));
   if (c.precision != "fp32") opts += "precision=" + c.precision + ";";
   if (!c.tuningFile.empty()) {  // the record's tiles decide the kernels
     MG_ASSIGN_OR_RETURN(std::string record, readFile(c.tuningFile));

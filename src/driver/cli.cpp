@@ -61,6 +61,13 @@ const Flag kFlags[] = {
     {"--shape", nullptr, "INPUT=DIMS", kModel | kReport | kTune,
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
+    {"--dynamic", nullptr, "NAME=LO..HI", kModel | kReport | kRegress,
+     "cpu: keep the model's symbolic dimension NAME (a dim_param) dynamic over LO..HI: one "
+     "library for every value, arena planned for HI, input dims set at run time (repeatable; "
+     "docs/DYNAMIC_SHAPES.md)",
+     "--dynamic batch=1..32"},
+    {"--opt", nullptr, "NAME=V1,V2", kModel | kReport | kRegress,
+     "values of a --dynamic dimension to check and tune for (repeatable)", "--opt batch=1,8"},
     {"--bind", nullptr, "INPUT=FILE.pb", kCompile | kReport,
      "compile the input as a constant: its value from a TensorProto file (repeatable). For inputs "
      "that decide output shapes (NonMaxSuppression's boxes and scores, a Range's limits): the "
@@ -367,6 +374,18 @@ int runCommand(const Command& c, int argc, char** argv) {
   TuneOptions tu;
   bool threadsGiven = false, rtolGiven = false, atolGiven = false;
   int threads = 1;
+  // --dynamic first, so that --opt may come before or after the --dynamic it refers to.
+  for (const auto& [f, v] : p.flags)
+    if (std::string(f->name) == "--dynamic") {
+      auto sym = parseDynamicFlag(v);
+      if (!sym.ok()) return usageError(c.name, sym.status().message());
+      for (const DimSymbol& other : co.dynamic)
+        if (other.name == sym->name) return usageError(c.name, "--dynamic names '" + sym->name + "' twice");
+      co.dynamic.push_back(*sym);
+    }
+  for (const auto& [f, v] : p.flags)
+    if (std::string(f->name) == "--opt")
+      if (Status s = addOptFlag(v, &co.dynamic); !s.ok()) return usageError(c.name, s.message());
   for (const auto& [f, v] : p.flags) {
     std::string n = f->name;
     if (n == "--output") co.outDir = v;
@@ -467,6 +486,10 @@ int runCommand(const Command& c, int argc, char** argv) {
   }
 
   std::string cmd = c.name;
+  if (!co.dynamic.empty()) {
+    if (Status s = checkTarget(co.target); !s.ok()) return reportError(s);
+    if (Status s = checkDynamicTarget(co.target, co.dynamic); !s.ok()) return reportError(s);
+  }
   if (co.precision == "fp16") {
     // Refused before any work for hip and cpu (exit status 2); check's tolerance loosens.
     if (Status s = checkTarget(co.target); !s.ok()) return reportError(s);
@@ -504,6 +527,7 @@ int runCommand(const Command& c, int argc, char** argv) {
     rg.emulateOrders = ck.emulateOrders;
     rg.racecheck = ck.racecheck;
     rg.parallelOpt = co.parallelOpt;
+    rg.dynamic = co.dynamic;
     rg.verbosity = co.common.verbosity;
     if (threadsGiven) rg.threads = threads;
     for (const auto& [f, v] : p.flags) {

@@ -1,4 +1,5 @@
 // `magnetoc compile`: ONNX model -> passes -> memory plan -> package (-> CMake build).
+#include <algorithm>
 #include <filesystem>
 
 #include "magneto/analysis/memory_plan.h"
@@ -8,6 +9,7 @@
 #include "magneto/driver/build.h"
 #include "magneto/driver/commands.h"
 #include "magneto/frontend/onnx_import.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
@@ -35,9 +37,70 @@ Status checkPrecision(const std::string& target, const std::string& precision) {
                      target);
 }
 
+Status checkDynamicTarget(const std::string& target, const std::vector<DimSymbol>& dynamic) {
+  if (dynamic.empty() || target == "cpu") return Status::success();
+  return unsupported("dynamic dimensions are supported on the cpu target only (yet)");
+}
+
+namespace {
+
+bool parseDynInt(const std::string& s, int64_t* v) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
+    return false;
+  *v = std::stoll(s);
+  return true;
+}
+
+}  // namespace
+
+Expected<DimSymbol> parseDynamicFlag(const std::string& text) {
+  size_t eq = text.rfind('=');
+  size_t dots = text.find("..", eq == std::string::npos ? 0 : eq);
+  DimSymbol s;
+  if (eq == std::string::npos || eq == 0 || dots == std::string::npos ||
+      !parseDynInt(text.substr(eq + 1, dots - eq - 1), &s.lo) ||
+      !parseDynInt(text.substr(dots + 2), &s.hi))
+    return badInput("--dynamic expects NAME=LO..HI (the model's dim_param and its range), e.g. "
+                    "--dynamic batch=1..32; got '{}'",
+                    text);
+  s.name = text.substr(0, eq);
+  if (s.lo < 1) return badInput("--dynamic {}: the range must start at 1 or more", text);
+  if (s.lo > s.hi) return badInput("--dynamic {}: LO is greater than HI", text);
+  return s;
+}
+
+Status addOptFlag(const std::string& text, std::vector<DimSymbol>* dynamic) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return badInput("--opt expects NAME=V1,V2,... (values of a --dynamic dimension to tune "
+                    "for), e.g. --opt batch=1,8; got '{}'",
+                    text);
+  std::string name = text.substr(0, eq);
+  DimSymbol* sym = nullptr;
+  for (DimSymbol& s : *dynamic)
+    if (s.name == name) sym = &s;
+  if (!sym) return badInput("--opt {}: '{}' is not declared with --dynamic", text, name);
+  std::string rest = text.substr(eq + 1);
+  size_t start = 0;
+  for (;;) {
+    size_t comma = rest.find(',', start);
+    std::string one = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int64_t v;
+    if (!parseDynInt(one, &v))
+      return badInput("--opt {}: '{}' is not a positive integer", text, one);
+    if (v < sym->lo || v > sym->hi)
+      return badInput("--opt {}: {} is outside {}'s range {}..{}", text, v, name, sym->lo, sym->hi);
+    if (std::find(sym->opt.begin(), sym->opt.end(), v) == sym->opt.end()) sym->opt.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return Status::success();
+}
+
 Expected<CompileResult> compileModel(const CompileOptions& o) {
   Reporter rep(o.common.verbosity);
   MG_RETURN_IF_ERROR(checkTarget(o.target));
+  MG_RETURN_IF_ERROR(checkDynamicTarget(o.target, o.dynamic));
   MG_RETURN_IF_ERROR(checkPrecision(o.target, o.precision));
   if (o.outDir.empty()) return badInput("no output folder: add -o OUT_DIR");
   std::string name = o.name.empty() ? packageNameFromPath(o.model) : o.name;
@@ -50,9 +113,12 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   rep.progress("importing " + o.model);
   ImportOptions io;
   io.shapes = o.shapes;
+  io.dynamic = o.dynamic;
   io.bindings = o.bindings;
   ImportInfo info;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(o.model, io, &info));
+  // Symbolic shapes of every value, fitted and verified over the declared ranges.
+  if (Status s = inferSymbolicShapes(*g); !s.ok()) return s.withContext(o.model + ": ");
   for (const std::string& n : info.notes) rep.detail("import: " + n);
   rep.detail(fmt::format("imported {} nodes (opset {}, producer '{}')", g->numNodes(),
                          info.opsetVersion, info.producer));
@@ -90,6 +156,9 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   if (Status v = verifyGraph(*g); !v.ok())
     return internalStatus("{}the IR after the passes is invalid (a compiler bug): {}\n{}", where,
                           v.message(), printGraph(*g));
+  // Again after the passes: the safety net for rewrites that looked at the reference dims only.
+  if (Status s = inferSymbolicShapes(*g); !s.ok())
+    return s.withContext(where + "after the passes: ");
 
   // --precision fp16 on cuda: activations and GEMM/conv weights in float16 between launches.
   if (o.precision == "fp16" && o.target == "cuda") {

@@ -2,6 +2,8 @@
 // processes under coreutils' `timeout`, so one model that crashes or hangs fails alone.
 #include "magneto/driver/regress.h"
 
+#include <fmt/ranges.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -241,6 +243,10 @@ Expected<bool> regressModels(const RegressOptions& o) {
     }
     if (o.racecheck) argv.push_back("--racecheck");
     if (!o.parallelOpt) argv.push_back("--no-parallel-opt");
+    for (const DimSymbol& sym : o.dynamic) {
+      argv.insert(argv.end(), {"--dynamic", fmt::format("{}={}..{}", sym.name, sym.lo, sym.hi)});
+      if (!sym.opt.empty()) argv.insert(argv.end(), {"--opt", fmt::format("{}={}", sym.name, fmt::join(sym.opt, ","))});
+    }
     rep.detail(commandLine(argv));
     auto t0 = std::chrono::steady_clock::now();
     auto pr = runProcess(argv);

@@ -14,6 +14,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "magneto/analysis/memory_plan.h"
 #include "magneto/codegen/gpu_emitter.h"
@@ -21,6 +22,7 @@
 #include "magneto/driver/process.h"
 #include "magneto/support/strings.h"
 #include "magneto/frontend/onnx_import.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/verifier.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
@@ -92,8 +94,10 @@ Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std
                                               const std::string& device, bool parallelOpt) {
   ImportOptions io;
   io.shapes = c.shapes;
+  io.dynamic = c.dynamic;
   io.bindings = c.bindings;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(c.model, io));
+  MG_RETURN_IF_ERROR(inferSymbolicShapes(*g));
   MG_ASSIGN_OR_RETURN(auto pipeline, parsePipeline(pipelineText));
   PassContext ctx;
   ctx.target = c.target;
@@ -107,6 +111,7 @@ Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std
   MG_RETURN_IF_ERROR(runPipeline(*g, pipeline, ctx));
   if (Status v = verifyGraph(*g); !v.ok())
     return internalStatus("the IR after the passes is invalid (a compiler bug): {}", v.message());
+  MG_RETURN_IF_ERROR(inferSymbolicShapes(*g).withContext("after the passes: "));
   return g;
 }
 
@@ -396,6 +401,21 @@ std::string formatReport(const Report& r) {
   s += fmt::format("  modeled latency   {} us -> {} us ({:.2f}x) on {}\n", fmtUs(r.latencyUnfusedUs),
                    fmtUs(r.latencyFusedUs), speedup, r.device);
   if (r.hasLaunches) s += formatLowestOccupancy(r);
+  if (r.graph && !r.graph->symbols().empty()) {
+    s += "\ndynamic dimensions (static dims are at every symbol's maximum)\n";
+    for (const DimSymbol& sym : r.graph->symbols()) {
+      std::string opt;
+      for (int64_t v : sym.opt) opt += (opt.empty() ? "" : ",") + std::to_string(v);
+      s += fmt::format("  {} = {}..{}{}\n", sym.name, sym.lo, sym.hi, opt.empty() ? "" : "  opt " + opt);
+    }
+    s += "symbolic shapes\n";
+    for (const Value* v : r.graph->values()) {
+      if (!v->isSymbolic()) continue;
+      std::string e;
+      for (const DimExpr& d : v->symDims()) e += (e.empty() ? "" : ", ") + d.str();
+      s += fmt::format("  {:<28} {:<22} [{}]\n", shortLabel(v->name()), v->type().str(), e);
+    }
+  }
   return s;
 }
 
@@ -451,6 +471,25 @@ std::string reportJson(const Report& r) {
           l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
     }
     s += fb.launches.empty() ? "]" : "\n  ]";
+  }
+  if (r.graph && !r.graph->symbols().empty()) {
+    s += ",\n  \"symbols\": [";
+    const auto& syms = r.graph->symbols();
+    for (size_t i = 0; i < syms.size(); ++i)
+      s += fmt::format("{}\n    {{\"name\": {}, \"lo\": {}, \"hi\": {}, \"opt\": [{}]}}", i ? "," : "",
+                       jsonString(syms[i].name), syms[i].lo, syms[i].hi, fmt::join(syms[i].opt, ", "));
+    s += "\n  ],\n  \"values\": [";
+    bool first = true;
+    for (const Value* v : r.graph->values()) {
+      if (!v->isSymbolic()) continue;
+      std::string e;
+      for (const DimExpr& d : v->symDims()) e += (e.empty() ? "" : ", ") + jsonString(d.str());
+      s += fmt::format("{}\n    {{\"name\": {}, \"dtype\": {}, \"dims\": [{}], \"dims_expr\": [{}]}}",
+                       first ? "" : ",", jsonString(v->name()), jsonString(std::string(dtypeName(v->dtype()))),
+                       fmt::join(v->dims(), ", "), e);
+      first = false;
+    }
+    s += first ? "]" : "\n  ]";
   }
   s += "\n}\n";
   return s;

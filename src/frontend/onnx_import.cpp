@@ -23,7 +23,9 @@
 #include <set>
 
 #include "magneto/interp/fold_node.h"
+#include "magneto/interp/interpreter.h"
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/symbolic.h"
 #include "onnx_attribute.h"
 #include "onnx_control_flow.h"
 #include "onnx_loader.h"
@@ -69,6 +71,7 @@ class Importer : public frontend::BodyImporter {
     foldBudget_ = opts_.foldBudgetBytes > 0 ? FoldBudget(opts_.foldBudgetBytes)
                                             : FoldBudget::forGraph(*g_);
     MG_RETURN_IF_ERROR(checkOptionNames());
+    g_->symbols() = opts_.dynamic;
     MG_RETURN_IF_ERROR(addInputs());
     for (int i = 0; i < graph_.node_size(); ++i)
       MG_RETURN_IF_ERROR(fail(addNode(graph_.node(i), i)));
@@ -123,6 +126,7 @@ class Importer : public frontend::BodyImporter {
     Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr,
                              {freshName(name)});
     MG_RETURN_IF_ERROR(inferNode(*n));
+    MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
     MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
     return results[0];
   }
@@ -200,11 +204,31 @@ class Importer : public frontend::BodyImporter {
     };
     for (const auto& [name, dims] : opts_.shapes) MG_RETURN_IF_ERROR(check(name, "--shape"));
     for (const auto& [name, t] : opts_.bindings) MG_RETURN_IF_ERROR(check(name, "--bind"));
+    // Every --dynamic name is a dim_param of some input.
+    std::set<std::string> params;
+    for (const auto& vi : graph_.input()) {
+      if (top().count(vi.name()) || !vi.type().has_tensor_type() ||
+          !vi.type().tensor_type().has_shape())
+        continue;
+      for (const auto& d : vi.type().tensor_type().shape().dim())
+        if (d.has_dim_param() && !d.dim_param().empty()) params.insert(d.dim_param());
+    }
+    std::set<std::string> seenDyn;
+    for (const DimSymbol& sym : opts_.dynamic) {
+      if (!seenDyn.insert(sym.name).second)
+        return badInput("{}: --dynamic names '{}' twice", m_.path, sym.name);
+      if (!params.count(sym.name))
+        return badInput("{}: --dynamic names '{}', which is not a symbolic dimension (dim_param) "
+                        "of any input (the model's: {})",
+                        m_.path, sym.name,
+                        joinNames(std::vector<std::string>(params.begin(), params.end())));
+    }
     return Status::success();
   }
 
   Expected<TensorType> inputType(const onnx::ValueInfoProto& vi) {
     const std::string& name = vi.name();
+    inputSym_.clear();
     if (!vi.type().has_tensor_type())
       return unsupported("{}: input '{}' is not a tensor (sequence, map and optional inputs are "
                          "not supported)",
@@ -237,11 +261,22 @@ class Importer : public frontend::BodyImporter {
                       m_.path, name, name);
     Dims dims;
     std::string problem;
+    bool symbolic = false;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
+      inputSym_.push_back(DimExpr(d.has_dim_value() ? d.dim_value() : 0));
       if (d.has_dim_value() && d.dim_value() >= 0) {
         dims.push_back(d.dim_value());
         continue;
+      }
+      if (d.has_dim_param()) {
+        const DimSymbol* sym = findDynamic(d.dim_param());
+        if (sym) {
+          dims.push_back(sym->hi);
+          inputSym_.back() = DimExpr::symbol(sym->name);
+          symbolic = true;
+          continue;
+        }
       }
       dims.push_back(1);
       if (!problem.empty()) continue;
@@ -254,9 +289,13 @@ class Importer : public frontend::BodyImporter {
     }
     if (!problem.empty()) {
       std::string example = dims.empty() ? "scalar" : dimsStr(dims);
-      return badInput("{}: input '{}' has {}; fix it with --shape {}={}", m_.path, name, problem,
-                      name, example);
+      return badInput("{}: input '{}' has {}; fix it with --shape {}={}{}", m_.path, name, problem,
+                      name, example,
+                      problem.find("symbolic") != std::string::npos
+                          ? " or make it dynamic with --dynamic NAME=LO..HI"
+                          : "");
     }
+    if (!symbolic) inputSym_.clear();
     return TensorType{*dt, dims};
   }
 
@@ -276,8 +315,15 @@ class Importer : public frontend::BodyImporter {
       auto bytes = checkedByteSize(type);
       if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
       top()[name] = g_->addInput(name, std::move(type));
+      top()[name]->setSymDims(inputSym_);
     }
     return Status::success();
+  }
+
+  const DimSymbol* findDynamic(const std::string& name) const {
+    for (const DimSymbol& s : opts_.dynamic)
+      if (s.name == name) return &s;
+    return nullptr;
   }
 
   Status checkBinding(const onnx::ValueInfoProto& vi, const Tensor& t) {
@@ -358,6 +404,7 @@ class Importer : public frontend::BodyImporter {
     Node* n = g_->createNode(d.kind, d.inputs, types, std::move(d.attrs), name, nullptr,
                              resultNames);
     MG_RETURN_IF_ERROR(inferNode(*n));
+    MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
     MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
     for (int i = 0; i < np.output_size(); ++i)
       if (!np.output(i).empty()) bind(np.output(i), results[i]);
@@ -370,6 +417,9 @@ class Importer : public frontend::BodyImporter {
   Expected<std::vector<Value*>> foldIfConstant(Node* n) {
     std::vector<Value*> results = n->outputs();
     if (!opts_.foldOnImport) return results;
+    if (!g_->symbols().empty())
+      for (Value* v : n->inputs())
+        if (dependsOnSymbols(v)) return foldSymbolic(n);
     const OpSchema* s = n->schema();
     bool constant = true;
     for (Value* v : n->inputs())
@@ -392,6 +442,104 @@ class Importer : public frontend::BodyImporter {
       MG_CHECK(constants[i]->isConstant(), "folded result {} of {} is not a constant", i, kind);
       // Re-create under the result's name (freed by the erase); the "_const" copy dies unused.
       results[i] = g_->addConstant(names[i], constants[i]->constant());
+    }
+    return results;
+  }
+
+  // Shape data that depends on dynamic dimensions (Shape of a symbolic value, and Gather, Concat,
+  // Mul, ... over such data): each element of each result is fitted as an expression of the symbols
+  // from the node evaluated at probe bindings, and the node becomes an MgSymbolic (a constant when
+  // no element depends on a symbol). Anything else (data, large results, symbolic result shapes)
+  // stays a node computed at run time.
+  Expected<std::vector<Value*>> foldSymbolic(Node* n) {
+    std::vector<Value*> results = n->outputs();
+    const OpSchema* s = n->schema();
+    bool ok = s && !s->has(kNoFold) && hasReferenceKernel(n->kind());
+    for (Value* v : n->inputs()) {
+      if (!v || (v->isConstant() && v->constant().hasData())) continue;
+      if (v->producer() && v->producer()->kind() == "MgSymbolic") continue;
+      if (!(s && s->has(kShapeOnly))) ok = false;
+    }
+    for (Value* v : results)
+      ok &= (v->dtype() == DType::kI64 || v->dtype() == DType::kI32) && !v->isSymbolic() &&
+            v->type().numel() <= 64;
+    if (!ok) return results;
+    std::set<std::string> mentionedSet;
+    for (Value* v : n->inputs())
+      for (const std::string& sym : symbolsOf(v)) mentionedSet.insert(sym);
+    std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
+    const std::vector<DimExpr> coords = fitCoordinates(*n);
+    std::map<DimBinding, Expected<std::vector<Tensor>>> memo;
+    auto evalAt = [&](const DimBinding& b) -> Expected<std::vector<Tensor>> {
+      auto it = memo.find(b);
+      if (it != memo.end()) return it->second;
+      auto compute = [&]() -> Expected<std::vector<Tensor>> {
+        std::vector<TensorType> types;
+        std::vector<Tensor> vals;
+        MG_RETURN_IF_ERROR(operandsAtBinding(*n, b, &types, &vals));
+        std::vector<const Tensor*> ptrs(n->numInputs(), nullptr);
+        for (size_t i = 0; i < n->numInputs(); ++i) {
+          if (!n->input(i)) continue;
+          if (!vals[i].hasData()) vals[i] = Tensor::opaque(types[i], 0);  // shape-only operand
+          ptrs[i] = &vals[i];
+        }
+        std::vector<TensorType> outTypes;
+        MG_RETURN_IF_ERROR(inferNodeAt(*n, types, ptrs, &outTypes));
+        return evaluateNode(*n, ptrs, outTypes);
+      };
+      return memo.emplace(b, compute()).first->second;
+    };
+    std::vector<std::vector<DimExpr>> exprs(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      const int64_t count = results[i]->type().numel();
+      for (int64_t k = 0; k < count; ++k) {
+        auto f = [&](const DimBinding& b) -> Expected<int64_t> {
+          MG_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evalAt(b));
+          if (outs[i].numel() != count)
+            return unsupported("the number of elements changes with the dynamic dimensions");
+          return outs[i].intAt(k);
+        };
+        auto e = fitDimExpr(g_->symbols(), mentioned, f, coords);
+        if (!e.ok())
+          return e.status().withContext(fmt::format(
+              "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),
+              results[i]->name(), k));
+        exprs[i].push_back(*e);
+      }
+    }
+    std::vector<std::string> names;
+    std::vector<TensorType> types;
+    for (Value* v : results) {
+      names.push_back(v->name());
+      types.push_back(v->type());
+    }
+    const std::string nodeName = n->name();
+    g_->eraseNode(n);
+    for (size_t i = 0; i < names.size(); ++i) {
+      bool constant = true;
+      std::vector<std::string> texts;
+      std::vector<int64_t> values;
+      for (const DimExpr& e : exprs[i]) {
+        constant &= e.isConstant();
+        texts.push_back(e.str());
+        if (e.isConstant()) values.push_back(e.constant());
+      }
+      if (constant) {
+        Tensor t = types[i].dtype == DType::kI32
+                       ? Tensor::fromVector(DType::kI32, types[i].dims,
+                                            std::vector<int32_t>(values.begin(), values.end()))
+                       : Tensor::fromVector(DType::kI64, types[i].dims, values);
+        results[i] = g_->addConstant(names[i], std::move(t));
+        continue;
+      }
+      AttrMap attrs;
+      attrs.set("exprs", texts);
+      attrs.set("to", static_cast<int64_t>(types[i].dtype));
+      attrs.set("shape", types[i].dims);
+      Node* sym = g_->createNode("MgSymbolic", {}, {types[i]}, std::move(attrs), nodeName, nullptr,
+                                 {names[i]});
+      MG_RETURN_IF_ERROR(inferNode(*sym));
+      results[i] = sym->output(0);
     }
     return results;
   }
@@ -435,6 +583,7 @@ class Importer : public frontend::BodyImporter {
   std::deque<Scope> scopes_;        // the top level first, then the bodies being imported
   std::set<std::string> reserved_;  // every tensor name the model uses, subgraphs included
   int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)
+  std::vector<DimExpr> inputSym_;   // inputType's symbolic dims (empty: static)
 
   std::map<std::string, Value*>& top() { return scopes_.front().values; }
 };

@@ -41,6 +41,10 @@ Expected<bool> foldNode(Graph& g, Node* n, std::vector<Value*>* constants, FoldB
   if (!s || s->has(kNoFold)) return false;
   bool shapeOnly = s->has(kShapeOnly);
   if (!shapeOnly && !allConstant(*n)) return false;
+  // A shape that depends on dynamic dimensions is not a constant: its dims are only the reference
+  // binding's (docs/DYNAMIC_SHAPES.md).
+  for (const Value* v : n->inputs())
+    if (v && v->isSymbolic()) return false;
   if (!hasReferenceKernel(n->kind())) return false;
   int64_t bytes = 0;
   for (Value* v : n->outputs()) {

@@ -29,6 +29,13 @@ mgrt::Tensor view(const Tensor& t) {
 bool hasReferenceKernel(const std::string& op) { return mgrt::findKernel(op.c_str()) != nullptr; }
 
 Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs) {
+  std::vector<TensorType> types;
+  for (const Value* v : n.outputs()) types.push_back(v->type());
+  return evaluateNode(n, inputs, types);
+}
+
+Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs,
+                                           const std::vector<TensorType>& resultTypes) {
   mgrt::KernelFn fn = mgrt::findKernel(n.kind().c_str());
   if (!fn) return unsupported("{}: no reference kernel for '{}'", n.describe(), n.kind());
   const OpSchema* schema = n.schema();
@@ -46,10 +53,10 @@ Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<cons
   std::vector<Tensor> results;
   std::vector<mgrt::Tensor> outs(n.numOutputs());
   for (size_t i = 0; i < n.numOutputs(); ++i) {
-    if (n.output(i)->rank() > mgrt::kMaxRank)
+    if (resultTypes[i].rank() > mgrt::kMaxRank)
       return unsupported("{}: result {} has rank {}; the runtime supports tensors of rank up to {}",
-                         n.describe(), i, n.output(i)->rank(), mgrt::kMaxRank);
-    results.push_back(Tensor::zeros(n.output(i)->type()));
+                         n.describe(), i, resultTypes[i].rank(), mgrt::kMaxRank);
+    results.push_back(Tensor::zeros(resultTypes[i]));
     outs[i] = view(results.back());
   }
   mgrt::Attrs attrs(encodeAttrs(n).c_str());

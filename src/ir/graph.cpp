@@ -253,16 +253,30 @@ int Graph::addGroup(ParallelGroup g) {
   return id;
 }
 
+const DimSymbol* Graph::findSymbol(const std::string& name) const {
+  for (const DimSymbol& s : symbols_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+DimBinding Graph::referenceBinding() const {
+  DimBinding b;
+  for (const DimSymbol& s : symbols_) b[s.name] = s.hi;
+  return b;
+}
+
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
   g->name_ = name_;
   g->groups_ = groups_;
+  g->symbols_ = symbols_;
   std::unordered_map<const Value*, Value*> map;
   // Recreate values in creation order so names (and their uniquifying) match exactly.
   for (const auto& v : values_) {
     if (v->producer_) continue;
     Value* nv = v->isConstant() ? g->addConstant(v->name_, *v->constant_)
                                 : g->newValue(v->name_, v->type_);
+    nv->symDims_ = v->symDims_;
     map[v.get()] = nv;
   }
   for (Value* in : inputs_) {
@@ -284,6 +298,7 @@ std::unique_ptr<Graph> Graph::clone() const {
       auto v = std::make_unique<Value>();
       v->name_ = out->name_;
       v->type_ = out->type_;
+      v->symDims_ = out->symDims_;
       v->producer_ = raw;
       v->producerIndex_ = out->producerIndex_;
       v->id_ = g->nextValueId_++;

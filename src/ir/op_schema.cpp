@@ -31,8 +31,39 @@ std::vector<std::string> OpRegistry::names() const {
 }
 
 const Tensor* InferContext::constantInput(size_t i) const {
+  if (probeConst_) return i < probeConst_->size() ? (*probeConst_)[i] : nullptr;
   Value* v = node_.input(i);
+  if (v && v->producer() && v->producer()->kind() == "MgSymbolic") {
+    auto it = symbolicValues_.find(i);
+    if (it != symbolicValues_.end()) return &it->second;
+    const Graph* g = node_.graph();
+    auto t = symbolicValueAt(*v->producer(), g ? g->referenceBinding() : DimBinding{});
+    if (!t.ok()) return nullptr;
+    return &symbolicValues_.emplace(i, std::move(*t)).first->second;
+  }
   return v && v->isConstant() && v->constant().hasData() ? &v->constant() : nullptr;
+}
+
+Expected<Tensor> symbolicValueAt(const Node& n, const DimBinding& b) {
+  auto exprs = n.attrs().getStrings("exprs");
+  auto dt = static_cast<DType>(n.attrs().getInt("to", static_cast<int64_t>(DType::kI64)));
+  std::vector<int64_t> vals;
+  for (const std::string& s : exprs) {
+    MG_ASSIGN_OR_RETURN(DimExpr e, DimExpr::parse(s));
+    MG_ASSIGN_OR_RETURN(int64_t v, e.evaluate(b));
+    vals.push_back(v);
+  }
+  Dims shape = n.attrs().getInts("shape", {static_cast<int64_t>(vals.size())});
+  if (dt == DType::kI32) {
+    std::vector<int32_t> v32;
+    for (int64_t v : vals) {
+      if (v < INT32_MIN || v > INT32_MAX)
+        return badInput("{}: element {} does not fit int32 at this binding", n.describe(), v);
+      v32.push_back(static_cast<int32_t>(v));
+    }
+    return Tensor::fromVector(DType::kI32, shape, v32);
+  }
+  return Tensor::fromVector(DType::kI64, shape, vals);
 }
 
 Expected<std::vector<int64_t>> InferContext::constInts(size_t i, const char* what) const {
@@ -52,6 +83,11 @@ Expected<std::vector<int64_t>> InferContext::constInts(size_t i, const char* wha
 
 void InferContext::setOutput(size_t i, TensorType t) {
   MG_CHECK(i < node_.numOutputs(), "{} has no result {}", node_.describe(), i);
+  if (probeOut_) {
+    if (probeOut_->size() < node_.numOutputs()) probeOut_->resize(node_.numOutputs());
+    (*probeOut_)[i] = std::move(t);
+    return;
+  }
   node_.output(i)->setType(std::move(t));
 }
 
@@ -104,6 +140,22 @@ Status inferNode(Node& n) {
       return internalStatus("{}shape inference left result '{}' untyped", ctx, v->name());
     auto bytes = checkedByteSize(v->type());
     if (!bytes.ok()) return bytes.status().withContext(ctx + "result '" + v->name() + "': ");
+  }
+  return Status::success();
+}
+
+Status inferNodeAt(Node& n, const std::vector<TensorType>& ins,
+                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs) {
+  const OpSchema* s = n.schema();
+  if (!s || !s->infer) return unsupported("{}: no shape inference", n.describe());
+  outs->assign(n.numOutputs(), TensorType{});
+  InferContext ic(n, &ins, &consts, outs);
+  MG_RETURN_IF_ERROR(s->infer(ic).withContext(n.describe() + ": "));
+  for (size_t i = 0; i < outs->size(); ++i) {
+    if ((*outs)[i].dtype == DType::kUndefined)
+      return internalStatus("{}: shape inference left result {} untyped", n.describe(), i);
+    auto bytes = checkedByteSize((*outs)[i]);
+    if (!bytes.ok()) return bytes.status().withContext(n.describe() + ": ");
   }
   return Status::success();
 }

@@ -143,6 +143,31 @@ class Lexer {
     return err(t, fmt::format("unexpected character '{}'", c));
   }
 
+  // The text between '[' and its matching ']' (a symbolic shape: "[N, floor((T+1)/2)]"), split at
+  // the commas outside parentheses; the lexer continues after the ']'.
+  Expected<std::vector<std::string>> bracketList(int line, int col) {
+    skipSpace();
+    Token t;
+    t.line = line;
+    t.col = col;
+    if (pos_ >= s_.size() || s_[pos_] != '[') return err(t, "expected '[' after 'as'");
+    advance();
+    std::vector<std::string> out(1);
+    int depth = 0;
+    for (;;) {
+      if (pos_ >= s_.size() || s_[pos_] == '\n') return err(t, "unterminated symbolic shape");
+      char c = s_[pos_];
+      advance();
+      if (c == ']' && depth == 0) break;
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (c == ',' && depth == 0) out.emplace_back();
+      else out.back() += c;
+    }
+    if (out.size() == 1 && out[0].find_first_not_of(" ") == std::string::npos) out.clear();
+    return out;
+  }
+
   Status err(const Token& t, const std::string& msg) const {
     return badInput("{}:{}: {}", t.line, t.col, msg);
   }
@@ -220,7 +245,9 @@ class Parser {
     bool sawOutput = false;
     while (!isPunct("}")) {
       if (tok_.kind == Tok::kEnd) return fail("unexpected end of input: missing '}'");
-      if (isIdent("input")) {
+      if (isIdent("symbol")) {
+        MG_RETURN_IF_ERROR(parseSymbol());
+      } else if (isIdent("input")) {
         MG_RETURN_IF_ERROR(parseInput());
       } else if (isIdent("const")) {
         MG_RETURN_IF_ERROR(parseConst());
@@ -317,13 +344,62 @@ class Parser {
     return Status::success();
   }
 
+  // After a type: "as [N, 3, floor((T+1)/2)]", or nothing (a static shape).
+  Expected<std::vector<DimExpr>> symbolicDims(const TensorType& t) {
+    std::vector<DimExpr> out;
+    if (!isIdent("as")) return out;
+    MG_ASSIGN_OR_RETURN(std::vector<std::string> items, lex_.bracketList(tok_.line, tok_.col));
+    if (static_cast<int>(items.size()) != t.rank())
+      return fail(fmt::format("symbolic shape has {} dims, the type {}", items.size(), t.rank()));
+    for (const std::string& it : items) {
+      auto e = DimExpr::parse(it);
+      if (!e.ok()) return fail(e.status().message());
+      for (const std::string& sym : e->symbols())
+        if (!g_->findSymbol(sym)) return fail("symbol '" + sym + "' is not declared");
+      out.push_back(*e);
+    }
+    MG_RETURN_IF_ERROR(fill());
+    return out;
+  }
+
+  // symbol NAME [lo, hi] [opt [v, ...]]
+  Status parseSymbol() {
+    MG_RETURN_IF_ERROR(fill());
+    if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kString) return fail("expected a symbol name");
+    DimSymbol sym;
+    sym.name = tok_.text;
+    if (g_->findSymbol(sym.name)) return fail("symbol '" + sym.name + "' declared twice");
+    MG_RETURN_IF_ERROR(fill());
+    MG_RETURN_IF_ERROR(expectPunct("["));
+    MG_ASSIGN_OR_RETURN(sym.lo, integer());
+    MG_RETURN_IF_ERROR(expectPunct(","));
+    MG_ASSIGN_OR_RETURN(sym.hi, integer());
+    MG_RETURN_IF_ERROR(expectPunct("]"));
+    if (sym.lo < 1 || sym.lo > sym.hi) return fail("symbol range must satisfy 1 <= lo <= hi");
+    if (isIdent("opt")) {
+      MG_RETURN_IF_ERROR(fill());
+      MG_RETURN_IF_ERROR(expectPunct("["));
+      while (!isPunct("]")) {
+        MG_ASSIGN_OR_RETURN(int64_t v, integer());
+        if (v < sym.lo || v > sym.hi) return fail("opt value outside the symbol's range");
+        sym.opt.push_back(v);
+        if (isPunct(",")) MG_RETURN_IF_ERROR(fill());
+        else if (!isPunct("]")) return fail("expected ',' or ']'");
+      }
+      MG_RETURN_IF_ERROR(fill());
+    }
+    g_->symbols().push_back(sym);
+    return Status::success();
+  }
+
   Status parseInput() {
     MG_RETURN_IF_ERROR(fill());
     MG_ASSIGN_OR_RETURN(std::string name, valueName());
     MG_RETURN_IF_ERROR(defineName(name));
     MG_RETURN_IF_ERROR(expectPunct(":"));
     MG_ASSIGN_OR_RETURN(TensorType t, type());
-    g_->addInput(name, t);
+    MG_ASSIGN_OR_RETURN(std::vector<DimExpr> sym, symbolicDims(t));
+    g_->addInput(name, t)->setSymDims(std::move(sym));
     return Status::success();
   }
 
@@ -477,6 +553,7 @@ class Parser {
     struct Result {
       std::string name;
       std::optional<TensorType> type;
+      std::vector<DimExpr> sym;
     };
     std::vector<Result> results;
     Token start = tok_;
@@ -490,6 +567,7 @@ class Parser {
         MG_RETURN_IF_ERROR(fill());
         MG_ASSIGN_OR_RETURN(TensorType t, type());
         r.type = t;
+        MG_ASSIGN_OR_RETURN(r.sym, symbolicDims(t));
       }
       results.push_back(r);
       if (!isPunct(",")) break;
@@ -548,8 +626,10 @@ class Parser {
     }
     Node* n = g_->createNode(kind, operands, types, attrs, nodeName, nullptr, names);
     n->setGroup(group);
-    for (size_t i = 0; i < results.size(); ++i)
+    for (size_t i = 0; i < results.size(); ++i) {
       MG_CHECK(n->output(i)->name() == results[i].name, "name clash for %{}", results[i].name);
+      n->output(i)->setSymDims(results[i].sym);
+    }
     bool anyMissing = false;
     for (auto& r : results) anyMissing |= !r.type.has_value();
     if (anyMissing) {

@@ -77,12 +77,21 @@ std::string attrStr(const Attribute& a) {
   return "?";
 }
 
+// "f32[32,3,8,8]", followed by " as [N,3,8,8]" for a value with a symbolic shape.
+std::string printTypeWithSymDims(const Value* v) {
+  std::string s = v->type().str();
+  if (!v->isSymbolic()) return s;
+  s += " as [";
+  for (int i = 0; i < v->rank(); ++i) s += (i ? "," : "") + v->symDims()[i].str();
+  return s + "]";
+}
+
 }  // namespace
 
 std::string printNode(const Node& n) {
   std::string s;
   for (size_t i = 0; i < n.numOutputs(); ++i)
-    s += (i ? ", " : "") + valueRef(n.output(i)) + " : " + n.output(i)->type().str();
+    s += (i ? ", " : "") + valueRef(n.output(i)) + " : " + printTypeWithSymDims(n.output(i));
   s += " = " + n.kind() + "(";
   for (size_t i = 0; i < n.numInputs(); ++i) s += (i ? ", " : "") + valueRef(n.input(i));
   s += ")";
@@ -101,7 +110,14 @@ std::string printNode(const Node& n) {
 
 std::string printGraph(const Graph& g, const PrintOptions& opts) {
   std::string s = "graph @" + (isPlainName(g.name()) ? g.name() : quote(g.name())) + " {\n";
-  for (const Value* v : g.inputs()) s += "  input " + valueRef(v) + " : " + v->type().str() + "\n";
+  for (const DimSymbol& sym : g.symbols()) {
+    s += "  symbol " + (isPlainName(sym.name) ? sym.name : quote(sym.name)) +
+         fmt::format(" [{}, {}]", sym.lo, sym.hi);
+    if (!sym.opt.empty())
+      s += " opt " + joinList(sym.opt, [](int64_t x) { return std::to_string(x); });
+    s += "\n";
+  }
+  for (const Value* v : g.inputs()) s += "  input " + valueRef(v) + " : " + printTypeWithSymDims(v) + "\n";
   for (const Value* v : g.values()) {
     if (!v->isConstant()) continue;
     s += "  const " + valueRef(v) + " : " + v->type().str() + " = " +

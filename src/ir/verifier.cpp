@@ -37,6 +37,36 @@ Status verifyGraph(const Graph& g) {
       return badInput("constant '{}' has type {} but holds {}", v->name(), v->type().str(),
                       v->constant().type().str());
   }
+  // Dynamic dimensions: symbols well formed; a symbolic shape has the value's rank, mentions only
+  // declared symbols and gives the static dims at the reference binding (every symbol at its max).
+  std::set<std::string> symNames;
+  for (const DimSymbol& s : g.symbols()) {
+    if (!symNames.insert(s.name).second) return badInput("symbol '{}' is declared twice", s.name);
+    if (s.lo < 1 || s.lo > s.hi)
+      return badInput("symbol '{}' has range [{}, {}]; need 1 <= lo <= hi", s.name, s.lo, s.hi);
+  }
+  const DimBinding ref = g.referenceBinding();
+  for (const Value* v : g.values()) {
+    if (!v->isSymbolic()) continue;
+    if (static_cast<int>(v->symDims().size()) != v->rank())
+      return badInput("value '{}' has {} symbolic dims for rank {}", v->name(),
+                      v->symDims().size(), v->rank());
+    if (v->isConstant()) return badInput("constant '{}' has a symbolic shape", v->name());
+    for (int d = 0; d < v->rank(); ++d) {
+      const DimExpr& e = v->symDims()[d];
+      for (const std::string& s : e.symbols())
+        if (!symNames.count(s))
+          return badInput("value '{}' dim {} ('{}') uses undeclared symbol '{}'", v->name(), d,
+                          e.str(), s);
+      auto atRef = e.evaluate(ref);
+      if (!atRef.ok() || *atRef != v->dims()[d])
+        return badInput("value '{}' dim {}: '{}' is {} with every symbol at its maximum, but the "
+                        "static dim is {}",
+                        v->name(), d, e.str(),
+                        atRef.ok() ? std::to_string(*atRef) : atRef.status().message(),
+                        v->dims()[d]);
+    }
+  }
   std::unordered_map<int, int> groupRuns;  // group -> number of contiguous runs
   int prevGroup = -1;
   std::map<int, std::vector<const Node*>> members;

@@ -32,6 +32,44 @@ void registerInternalOps(OpRegistry& r) {
   r.add(std::move(s));
 
   {
+    OpSchema sy;
+    sy.name = "MgSymbolic";
+    sy.minInputs = 0;
+    sy.maxInputs = 0;
+    sy.attrs = {{"exprs", Attribute::Kind::kStrings, true},
+                {"to", Attribute::Kind::kInt, true},
+                {"shape", Attribute::Kind::kInts, true}};
+    sy.traits = kNoFold;
+    sy.doc =
+        "Shape data that depends on dynamic dimensions (docs/DYNAMIC_SHAPES.md): element i is the "
+        "dimension expression exprs[i] (\"2*N+1\"); `to` is the element type (int64 or int32), "
+        "`shape` the result's dims. Not a constant: the package's runtime writes its elements "
+        "when the input dims are set; shape inference reads them at the binding it infers for.";
+    sy.infer = [](InferContext& c) -> Status {
+      auto exprs = c.attrs().getStrings("exprs");
+      Dims shape = c.attrs().getInts("shape");
+      auto dt = static_cast<DType>(c.attrs().getInt("to", 0));
+      if (dt != DType::kI64 && dt != DType::kI32)
+        return c.error("MgSymbolic's `to` must be int64 or int32");
+      int64_t n = 1;
+      for (int64_t d : shape) {
+        if (d < 0) return c.error("MgSymbolic's shape has a negative dim");
+        n *= d;
+      }
+      if (n != static_cast<int64_t>(exprs.size()))
+        return c.error(fmt::format("MgSymbolic has {} expressions for shape {}", exprs.size(),
+                                   dimsStr(shape)));
+      for (const std::string& e : exprs) {
+        auto parsed = DimExpr::parse(e);
+        if (!parsed.ok()) return parsed.status();
+      }
+      c.setOutput(0, {dt, shape});
+      return Status::success();
+    };
+    r.add(std::move(sy));
+  }
+
+  {
     OpSchema cs;
     cs.name = "MgChannelSlice";
     cs.minInputs = 1;

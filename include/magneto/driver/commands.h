@@ -35,11 +35,9 @@ struct CompileOptions {
   std::string device;  // cost-model profile ("" = the target's default: host, h200, mi250x)
   std::string name;  // "" = from the model's file name
   std::map<std::string, Dims> shapes;
+  // Dynamic dimensions (--dynamic NAME=LO..HI, --opt NAME=V,...): docs/DYNAMIC_SHAPES.md.
+  std::vector<DimSymbol> dynamic;
   std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
-  // --dynamic NAME=LO..HI: the model's dim_param NAME stays symbolic in the package, any value in
-  // [LO, HI] at run time; --opt NAME=V,...: the values to tune for (placeholder for the parser).
-  std::map<std::string, std::pair<int64_t, int64_t>> dynamic;
-  std::map<std::string, std::vector<int64_t>> opt;
   bool weightsFile = false;
   std::string passes;  // "" = the default pipeline
   bool passesGiven = false;
@@ -62,6 +60,11 @@ struct CompileResult {
 };
 
 // Checks that the target is one of "cpu", "cuda", "hip".
+// Dynamic dimensions are for the cpu target only (exit status 2 for cuda and hip).
+Status checkDynamicTarget(const std::string& target, const std::vector<DimSymbol>& dynamic);
+// Parses "NAME=LO..HI" (--dynamic) / "NAME=V1,V2,..." (--opt).
+Expected<DimSymbol> parseDynamicFlag(const std::string& text);
+Status addOptFlag(const std::string& text, std::vector<DimSymbol>* dynamic);
 Status checkTarget(const std::string& target);
 // Checks --precision: "fp32" anywhere, "fp16" on cuda only (unsupported on hip and cpu).
 Status checkPrecision(const std::string& target, const std::string& precision);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "magneto/ir/dim_expr.h"
 #include "magneto/support/status.h"
 
 namespace magneto {
@@ -26,6 +27,8 @@ struct RegressOptions {
   std::vector<std::string> emulateOrders;  // passed to each check (--emulate-order)
   bool racecheck = false;                  // passed to each check (--racecheck)
   bool parallelOpt = true;
+  // --dynamic / --opt, passed to each check (every case's model must have those dim_params).
+  std::vector<DimSymbol> dynamic;
   std::string junitPath;  // "" = none
   int jobs = 1;
   int threads = 1;           // threads of each model run

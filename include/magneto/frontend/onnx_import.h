@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "magneto/ir/dim_expr.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
 
@@ -23,6 +24,10 @@ struct ImportOptions {
   // Fixes input shapes: name -> dims (from --shape NAME=1x3x224x224). Required for every input
   // with a symbolic or unknown dimension.
   std::map<std::string, Dims> shapes;
+  // Dynamic dimensions (--dynamic NAME=LO..HI, --opt NAME=V,...): an input dim whose dim_param
+  // is one of these names becomes that symbol; its static dim is the symbol's maximum
+  // (docs/DYNAMIC_SHAPES.md). A name no input has is an error.
+  std::vector<DimSymbol> dynamic;
   // Binds graph inputs to constant values (shape operands such as a Reshape target fed as an
   // input in ONNX's backend tests). A bound input stops being a graph input.
   std::map<std::string, Tensor> bindings;

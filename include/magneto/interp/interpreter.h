@@ -14,6 +14,10 @@ namespace magneto {
 
 // Evaluates one node on the given operand values (nullptr for absent operands).
 Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs);
+// The same with the result types given (a node evaluated at another binding of its dynamic
+// dimensions than the one its results' types describe).
+Expected<std::vector<Tensor>> evaluateNode(const Node& n, const std::vector<const Tensor*>& inputs,
+                                           const std::vector<TensorType>& resultTypes);
 
 // Runs the whole graph. Inputs by graph input name; returns graph outputs by name.
 Expected<std::map<std::string, Tensor>> interpret(const Graph& g,

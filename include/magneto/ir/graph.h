@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "magneto/ir/attribute.h"
+#include "magneto/ir/dim_expr.h"
 #include "magneto/ir/tensor.h"
 
 namespace magneto {
@@ -53,11 +54,20 @@ class Value {
   bool isGraphOutput() const { return isOutput_; }
   int id() const { return id_; }
 
+  // Symbolic shape (dynamic dimensions): one expression per dim, or empty when the value's shape
+  // is static. dims() stays the shape at the reference binding (every symbol at its maximum).
+  const std::vector<DimExpr>& symDims() const { return symDims_; }
+  bool isSymbolic() const { return !symDims_.empty(); }
+  void setSymDims(std::vector<DimExpr> d) { symDims_ = std::move(d); }
+  // Dim i as an expression (a constant for a static dim).
+  DimExpr dimExpr(int i) const { return symDims_.empty() ? DimExpr(type_.dims[i]) : symDims_[i]; }
+
  private:
   friend class Graph;
   friend class Node;
   std::string name_;
   TensorType type_;
+  std::vector<DimExpr> symDims_;
   Node* producer_ = nullptr;
   int producerIndex_ = -1;
   std::vector<Use> uses_;
@@ -179,6 +189,13 @@ class Graph {
   const std::map<int, ParallelGroup>& groups() const { return groups_; }
   int addGroup(ParallelGroup g);
 
+  // Dynamic dimensions: the symbols the graph's shapes may mention (empty: a static graph).
+  std::vector<DimSymbol>& symbols() { return symbols_; }
+  const std::vector<DimSymbol>& symbols() const { return symbols_; }
+  const DimSymbol* findSymbol(const std::string& name) const;
+  // Every symbol at its maximum: the binding the static dims of every value describe.
+  DimBinding referenceBinding() const;
+
  private:
   Value* newValue(const std::string& name, TensorType type);
   std::string name_ = "main";
@@ -188,6 +205,7 @@ class Graph {
   std::vector<Value*> outputs_;
   std::map<std::string, Value*> byName_;
   std::map<int, ParallelGroup> groups_;
+  std::vector<DimSymbol> symbols_;
   int nextValueId_ = 0;
   int nextUnique_ = 0;
 };

@@ -81,14 +81,23 @@ class OpRegistry {
 class InferContext {
  public:
   explicit InferContext(Node& n) : node_(n) {}
+  // A probe (symbolic shape inference, magneto/ir/symbolic.h): operand types and constant values
+  // are given instead of read from the graph, and results go to `outs`, not to the node.
+  InferContext(Node& n, const std::vector<TensorType>* ins, const std::vector<const Tensor*>* consts,
+               std::vector<TensorType>* outs)
+      : node_(n), probeIn_(ins), probeConst_(consts), probeOut_(outs) {}
   Node& node() { return node_; }
   size_t numInputs() const { return node_.numInputs(); }
   size_t numOutputs() const { return node_.numOutputs(); }
   bool hasInput(size_t i) const { return node_.hasInput(i); }
-  const TensorType& inputType(size_t i) const { return node_.input(i)->type(); }
-  const Dims& inputDims(size_t i) const { return node_.input(i)->dims(); }
-  DType inputDType(size_t i) const { return node_.input(i)->dtype(); }
-  // The operand's value when it is a constant, else null.
+  const TensorType& inputType(size_t i) const {
+    return probeIn_ ? (*probeIn_)[i] : node_.input(i)->type();
+  }
+  const Dims& inputDims(size_t i) const { return inputType(i).dims; }
+  DType inputDType(size_t i) const { return inputType(i).dtype; }
+  // The operand's value when it is a constant, else null. An MgSymbolic operand (shape data of
+  // dynamic dimensions) gives its elements at the reference binding (at the probe's binding in
+  // a probe).
   const Tensor* constantInput(size_t i) const;
   // The operand's value as int64s; an error when absent or not constant.
   Expected<std::vector<int64_t>> constInts(size_t i, const char* what) const;
@@ -98,10 +107,21 @@ class InferContext {
 
  private:
   Node& node_;
+  const std::vector<TensorType>* probeIn_ = nullptr;
+  const std::vector<const Tensor*>* probeConst_ = nullptr;
+  std::vector<TensorType>* probeOut_ = nullptr;
+  mutable std::map<size_t, Tensor> symbolicValues_;
 };
 
 // Infers result types of one node from its operands (context added to errors).
 Status inferNode(Node& n);
+// The same for operands of the given types and constant values (null: not constant); the node and
+// its results are not changed. What symbolic shape inference probes bindings with.
+Status inferNodeAt(Node& n, const std::vector<TensorType>& ins,
+                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs);
+
+// The elements of an MgSymbolic node's result at a binding (an int64/int32 tensor).
+Expected<Tensor> symbolicValueAt(const Node& n, const DimBinding& b);
 
 // Registers every op family; called once by OpRegistry::instance().
 void registerAllOps(OpRegistry& r);

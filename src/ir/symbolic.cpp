@@ -1,0 +1,554 @@
+// Symbolic shape inference: probe, fit, verify (include/magneto/ir/symbolic.h).
+#include "magneto/ir/symbolic.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "magneto/ir/op_schema.h"
+
+namespace magneto {
+namespace {
+
+const DimSymbol* symFind(const std::vector<DimSymbol>& syms, const std::string& name) {
+  for (const DimSymbol& s : syms)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+DimBinding symReference(const std::vector<DimSymbol>& syms) {
+  DimBinding b;
+  for (const DimSymbol& s : syms) b[s.name] = s.hi;
+  return b;
+}
+
+uint64_t symNextRandom(uint64_t& state) {  // splitmix64: deterministic on every platform
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The bindings a fit is checked at before the graph-wide verification: each mentioned symbol
+// through up to 24 values of its range (the others at their maximum), the lo/hi corners, and a few
+// pseudo-random points.
+std::vector<DimBinding> symFitCheckBindings(const std::vector<DimSymbol>& syms,
+                                         const std::vector<std::string>& mentioned) {
+  DimBinding ref = symReference(syms);
+  std::set<DimBinding> out;
+  for (const std::string& name : mentioned) {
+    const DimSymbol* s = symFind(syms, name);
+    int64_t span = s->hi - s->lo;
+    for (int64_t i = 0; i < 24; ++i) {
+      DimBinding b = ref;
+      b[name] = span < 24 ? std::min(s->hi, s->lo + i) : s->lo + span * i / 23;
+      out.insert(b);
+    }
+  }
+  if (mentioned.size() <= 8) {
+    for (uint32_t mask = 0; mask < (1u << mentioned.size()); ++mask) {
+      DimBinding b = ref;
+      for (size_t k = 0; k < mentioned.size(); ++k)
+        b[mentioned[k]] = (mask >> k) & 1 ? symFind(syms, mentioned[k])->lo : symFind(syms, mentioned[k])->hi;
+      out.insert(b);
+    }
+  }
+  uint64_t state = 17;
+  for (int i = 0; i < 16; ++i) {
+    DimBinding b = ref;
+    for (const std::string& name : mentioned) {
+      const DimSymbol* s = symFind(syms, name);
+      b[name] = s->lo + static_cast<int64_t>(symNextRandom(state) %
+                                              static_cast<uint64_t>(s->hi - s->lo + 1));
+    }
+    out.insert(b);
+  }
+  return {out.begin(), out.end()};
+}
+
+struct SymProbeCache {
+  const DimProbeFn& f;
+  std::map<DimBinding, Expected<int64_t>> memo;
+  Expected<int64_t> operator()(const DimBinding& b) {
+    auto it = memo.find(b);
+    if (it != memo.end()) return it->second;
+    return memo.emplace(b, f(b)).first->second;
+  }
+};
+
+bool symFitHolds(const DimExpr& e, SymProbeCache& f, const std::vector<DimBinding>& points) {
+  for (const DimBinding& b : points) {
+    auto want = f(b);
+    if (!want.ok()) continue;  // reported by the caller's probe of the same point
+    auto got = e.evaluate(b);
+    if (!got.ok() || *got != *want) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string bindingStr(const DimBinding& b) {
+  std::string s;
+  for (const auto& [k, v] : b) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+bool dependsOnSymbols(const Value* v) {
+  if (!v) return false;
+  if (v->isSymbolic()) return true;
+  return v->producer() && v->producer()->kind() == "MgSymbolic";
+}
+
+std::vector<std::string> symbolsOf(const Value* v) {
+  std::set<std::string> out;
+  if (!v) return {};
+  for (const DimExpr& e : v->symDims())
+    for (const std::string& s : e.symbols()) out.insert(s);
+  if (v->producer() && v->producer()->kind() == "MgSymbolic")
+    for (const std::string& text : v->producer()->attrs().getStrings("exprs")) {
+      auto e = DimExpr::parse(text);
+      if (e.ok())
+        for (const std::string& s : e->symbols()) out.insert(s);
+    }
+  return {out.begin(), out.end()};
+}
+
+bool sameSymbolicShape(const Value* a, const Value* b) {
+  if (a->rank() != b->rank()) return false;
+  for (int d = 0; d < a->rank(); ++d)
+    if (a->dimExpr(d) != b->dimExpr(d)) return false;
+  return true;
+}
+
+std::vector<DimBinding> checkingBindings(const std::vector<DimSymbol>& syms) {
+  std::vector<DimBinding> out;
+  if (syms.empty()) return out;
+  // Every point when the ranges' product is small.
+  long double points = 1;
+  for (const DimSymbol& s : syms) points *= static_cast<long double>(s.hi - s.lo + 1);
+  if (points <= 4096) {
+    DimBinding b;
+    for (const DimSymbol& s : syms) b[s.name] = s.lo;
+    for (;;) {
+      out.push_back(b);
+      size_t k = 0;
+      for (; k < syms.size(); ++k) {
+        if (++b[syms[k].name] <= syms[k].hi) break;
+        b[syms[k].name] = syms[k].lo;
+      }
+      if (k == syms.size()) break;
+    }
+    return out;
+  }
+  std::set<DimBinding> set;
+  DimBinding ref = symReference(syms);
+  // Corners.
+  if (syms.size() <= 10)
+    for (uint32_t mask = 0; mask < (1u << syms.size()); ++mask) {
+      DimBinding b;
+      for (size_t k = 0; k < syms.size(); ++k) b[syms[k].name] = (mask >> k) & 1 ? syms[k].lo : syms[k].hi;
+      set.insert(b);
+    }
+  // The --opt values, and both ends of each range (16 values each), the others at lo and at hi.
+  for (const DimSymbol& s : syms) {
+    std::vector<int64_t> vals = s.opt;
+    for (int64_t i = 0; i < 16; ++i) {
+      vals.push_back(std::min(s.hi, s.lo + i));
+      vals.push_back(std::max(s.lo, s.hi - i));
+    }
+    for (int64_t v : vals) {
+      DimBinding hiB = ref, loB;
+      for (const DimSymbol& o : syms) loB[o.name] = o.lo;
+      hiB[s.name] = loB[s.name] = v;
+      set.insert(hiB);
+      set.insert(loB);
+    }
+  }
+  // Pseudo-random points.
+  uint64_t state = 0x5eed;
+  for (int i = 0; i < 512; ++i) {
+    DimBinding b;
+    for (const DimSymbol& s : syms)
+      b[s.name] = s.lo + static_cast<int64_t>(symNextRandom(state) %
+                                              static_cast<uint64_t>(s.hi - s.lo + 1));
+    set.insert(b);
+  }
+  return {set.begin(), set.end()};
+}
+
+Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
+                             const std::vector<std::string>& mentioned, const DimProbeFn& fn,
+                             const std::vector<DimExpr>& coords) {
+  SymProbeCache f{fn, {}};
+  DimBinding ref = symReference(syms);
+  // Symbols whose range has one value are constants here.
+  std::vector<std::string> vary;
+  for (const std::string& name : mentioned) {
+    const DimSymbol* s = symFind(syms, name);
+    if (!s) return internalStatus("symbol '{}' is not declared", name);
+    if (s->lo < s->hi) vary.push_back(name);
+  }
+  if (vary.size() > 12)
+    return unsupported("{} dynamic dimensions meet in one shape; at most 12 are supported",
+                       vary.size());
+  std::vector<DimBinding> checks = symFitCheckBindings(syms, vary);
+  for (const DimBinding& b : checks) {
+    auto v = f(b);
+    if (!v.ok()) return v.status().withContext("at " + bindingStr(b) + ": ");
+  }
+  // Multilinear in one coordinate per symbol (the symbol itself, or a floor expression of it from
+  // `coords`): f = sum over subsets T of d_T * prod_{s in T} (C_s - C_s(x0_s)), with x0_s, x1_s
+  // values of s where C_s steps by one and d_T the finite differences over those corners.
+  const size_t k = vary.size();
+  std::vector<std::vector<DimExpr>> choices(k);
+  for (size_t i = 0; i < k; ++i) {
+    choices[i].push_back(DimExpr::symbol(vary[i]));
+    for (const DimExpr& c : coords)
+      if (c.symbols() == std::vector<std::string>{vary[i]}) choices[i].push_back(c);
+  }
+  std::vector<size_t> pick(k, 0);
+  for (int combos = 0; combos < 64; ++combos) {
+    std::vector<int64_t> x0(k), x1(k), c0(k);
+    bool usable = true;
+    for (size_t i = 0; i < k && usable; ++i) {
+      const DimExpr& c = choices[i][pick[i]];
+      const DimSymbol* s = symFind(syms, vary[i]);
+      x1[i] = s->hi;
+      auto top = c.evaluate({{vary[i], s->hi}});
+      usable = top.ok();
+      x0[i] = s->lo - 1;
+      for (int64_t x = s->hi - 1; usable && x >= s->lo && x >= s->hi - 256; --x) {
+        auto v = c.evaluate({{vary[i], x}});
+        if (v.ok() && *v == *top - 1) {
+          x0[i] = x;
+          c0[i] = *v;
+          break;
+        }
+      }
+      usable &= x0[i] >= s->lo;
+    }
+    if (usable) {
+      std::vector<int64_t> vals(size_t{1} << k);
+      bool okVals = true;
+      for (uint32_t mask = 0; mask < vals.size() && okVals; ++mask) {
+        DimBinding b = ref;
+        for (size_t i = 0; i < k; ++i) b[vary[i]] = (mask >> i) & 1 ? x1[i] : x0[i];
+        auto v = f(b);
+        if (!v.ok()) {
+          if (combos == 0) return v.status().withContext("at " + bindingStr(b) + ": ");
+          okVals = false;
+          break;
+        }
+        vals[mask] = *v;
+      }
+      // Moebius inversion over the subset lattice.
+      for (size_t i = 0; i < k && okVals; ++i)
+        for (uint32_t mask = 0; mask < vals.size(); ++mask)
+          if ((mask >> i) & 1)
+            if (__builtin_sub_overflow(vals[mask], vals[mask ^ (1u << i)], &vals[mask]))
+              return unsupported("dimension values overflow while fitting");
+      if (okVals) {
+        DimExpr poly;
+        for (uint32_t mask = 0; mask < vals.size(); ++mask) {
+          if (vals[mask] == 0) continue;
+          DimExpr t(vals[mask]);
+          for (size_t i = 0; i < k; ++i)
+            if ((mask >> i) & 1) t = t * (choices[i][pick[i]] - DimExpr(c0[i]));
+          poly = poly + t;
+        }
+        if (symFitHolds(poly, f, checks)) return poly;
+      }
+    }
+    // Next combination of coordinates.
+    size_t i = 0;
+    for (; i < k; ++i) {
+      if (++pick[i] < choices[i].size()) break;
+      pick[i] = 0;
+    }
+    if (i == k) break;
+  }
+  // floor((a*s + b)/c) in one symbol: which symbols change the value?
+  std::vector<std::string> moving;
+  for (const std::string& name : vary) {
+    const DimSymbol* s = symFind(syms, name);
+    std::set<int64_t> seen;
+    for (int64_t i = 0; i < 24; ++i) {
+      DimBinding b = ref;
+      b[name] = std::max(s->lo, s->hi - i * std::max<int64_t>(1, (s->hi - s->lo) / 23));
+      auto v = f(b);
+      if (v.ok()) seen.insert(*v);
+    }
+    if (seen.size() > 1) moving.push_back(name);
+  }
+  if (moving.size() == 1) {
+    const std::string& name = moving[0];
+    const DimSymbol* s = symFind(syms, name);
+    auto at = [&](int64_t x) {
+      DimBinding b = ref;
+      b[name] = x;
+      return f(b);
+    };
+    int64_t lo = std::max(s->lo, s->hi - 160);
+    std::vector<std::pair<int64_t, int64_t>> samples;
+    for (int64_t x = lo; x <= s->hi; ++x) {
+      auto v = at(x);
+      if (!v.ok()) return v.status().withContext("at " + name + "=" + std::to_string(x) + ": ");
+      samples.push_back({x, *v});
+    }
+    for (int64_t c = 2; c <= 64 && s->hi - c >= lo; ++c) {
+      int64_t a = samples.back().second - (*at(s->hi - c));
+      for (int64_t r = 0; r < c; ++r) {
+        int64_t b = c * samples.back().second - a * s->hi + r;
+        DimExpr lin = DimExpr(a) * DimExpr::symbol(name) + DimExpr(b);
+        auto e = lin.floorDiv(c);
+        if (!e.ok()) continue;
+        bool ok = true;
+        for (const auto& [x, v] : samples) {
+          auto got = e->evaluate({{name, x}});
+          if (!got.ok() || *got != v) {
+            ok = false;
+            break;
+          }
+        }
+        if (ok && symFitHolds(*e, f, checks)) return *e;
+      }
+    }
+  }
+  std::string seen;
+  int shown = 0;
+  for (const DimBinding& b : checks) {
+    if (shown++ == 6) break;
+    seen += (seen.empty() ? "" : "; ") + bindingStr(b) + " -> " + std::to_string(*f(b));
+  }
+  return unsupported("no dimension expression fits the values ({}): Magneto fits polynomials in "
+                     "the symbols and floor((a*s+b)/c) in one symbol",
+                     seen);
+}
+
+namespace {
+
+// Operand types and constant values of n at binding b (from the operands' expressions).
+struct SymOperandsAt {
+  std::vector<TensorType> types;
+  std::vector<Tensor> owned;
+  std::vector<const Tensor*> consts;
+};
+
+Status symOperandsAt(const Node& n, const DimBinding& b,
+                     std::unordered_map<const Node*, std::vector<DimExpr>>& parsed,
+                     SymOperandsAt* out) {
+  out->types.clear();
+  out->owned.clear();
+  out->consts.assign(n.numInputs(), nullptr);
+  out->owned.reserve(n.numInputs());
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v) {
+      out->types.push_back({});
+      continue;
+    }
+    TensorType t = v->type();
+    if (v->isSymbolic())
+      for (int d = 0; d < v->rank(); ++d) {
+        MG_ASSIGN_OR_RETURN(t.dims[d], v->symDims()[d].evaluate(b));
+        if (t.dims[d] < 0)
+          return badInput("operand '{}' has dim {} = {} < 0", v->name(), d, t.dims[d]);
+      }
+    out->types.push_back(t);
+    if (v->isConstant() && v->constant().hasData()) {
+      out->consts[i] = &v->constant();
+    } else if (v->producer() && v->producer()->kind() == "MgSymbolic") {
+      const Node* p = v->producer();
+      auto it = parsed.find(p);
+      if (it == parsed.end()) {
+        std::vector<DimExpr> es;
+        for (const std::string& s : p->attrs().getStrings("exprs")) {
+          MG_ASSIGN_OR_RETURN(DimExpr e, DimExpr::parse(s));
+          es.push_back(e);
+        }
+        it = parsed.emplace(p, std::move(es)).first;
+      }
+      std::vector<int64_t> vals;
+      for (const DimExpr& e : it->second) {
+        MG_ASSIGN_OR_RETURN(int64_t x, e.evaluate(b));
+        vals.push_back(x);
+      }
+      if (v->dtype() == DType::kI32) {
+        std::vector<int32_t> v32(vals.begin(), vals.end());
+        out->owned.push_back(Tensor::fromVector(DType::kI32, v->dims(), v32));
+      } else {
+        out->owned.push_back(Tensor::fromVector(DType::kI64, v->dims(), vals));
+      }
+      out->consts[i] = &out->owned.back();
+    }
+  }
+  return Status::success();
+}
+
+bool symNodeDepends(const Node* n) {
+  if (n->kind() == "MgSymbolic") return false;
+  for (const Value* v : n->inputs())
+    if (dependsOnSymbols(v)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<DimExpr> fitCoordinates(const Node& n) {
+  std::vector<DimExpr> coords;
+  for (const Value* v : n.inputs()) {
+    if (!v) continue;
+    std::vector<DimExpr> exprs = v->symDims();
+    if (v->producer() && v->producer()->kind() == "MgSymbolic")
+      for (const std::string& t : v->producer()->attrs().getStrings("exprs")) {
+        auto e = DimExpr::parse(t);
+        if (e.ok()) exprs.push_back(*e);
+      }
+    for (const DimExpr& e : exprs)
+      for (const DimExpr& a : e.floorAtoms())
+        if (a.symbols().size() == 1 && std::find(coords.begin(), coords.end(), a) == coords.end())
+          coords.push_back(a);
+  }
+  return coords;
+}
+
+Status inferSymbolicNode(Graph& g, Node* n) {
+  if (g.symbols().empty()) return Status::success();
+  if (!symNodeDepends(n)) {
+    for (Value* v : n->outputs()) v->setSymDims({});
+    return Status::success();
+  }
+  const std::vector<DimSymbol>& syms = g.symbols();
+  const DimBinding ref = g.referenceBinding();
+  std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
+  std::set<std::string> mentionedSet;
+  for (const Value* v : n->inputs())
+    for (const std::string& s : symbolsOf(v)) mentionedSet.insert(s);
+  std::vector<std::string> mentioned(mentionedSet.begin(), mentionedSet.end());
+  std::vector<DimExpr> coords = fitCoordinates(*n);
+  std::map<DimBinding, Expected<std::vector<TensorType>>> memo;
+  auto outsAt = [&](const DimBinding& b) -> Expected<std::vector<TensorType>> {
+    auto it = memo.find(b);
+    if (it != memo.end()) return it->second;
+    auto compute = [&]() -> Expected<std::vector<TensorType>> {
+      SymOperandsAt ops;
+      MG_RETURN_IF_ERROR(symOperandsAt(*n, b, parsed, &ops));
+      std::vector<TensorType> outs;
+      MG_RETURN_IF_ERROR(inferNodeAt(*n, ops.types, ops.consts, &outs));
+      return outs;
+    };
+    return memo.emplace(b, compute()).first->second;
+  };
+  for (size_t i = 0; i < n->numOutputs(); ++i) {
+    Value* out = n->output(i);
+    std::vector<DimExpr> dims;
+    bool symbolic = false;
+    for (int d = 0; d < out->rank(); ++d) {
+      auto probe = [&](const DimBinding& b) -> Expected<int64_t> {
+        MG_ASSIGN_OR_RETURN(std::vector<TensorType> outs, outsAt(b));
+        if (outs[i].rank() != out->rank())
+          return unsupported("the result's rank is {} here but {} at the maximum: ranks must "
+                             "not depend on dynamic dimensions",
+                             outs[i].rank(), out->rank());
+        return outs[i].dims[d];
+      };
+      auto e = fitDimExpr(syms, mentioned, probe, coords);
+      if (!e.ok())
+        return e.status().withContext(fmt::format(
+            "symbolic shape inference: {}, result '{}' dim {}: ", n->describe(), out->name(), d));
+      auto atRef = e->evaluate(ref);
+      if (!atRef.ok() || *atRef != out->dims()[d])
+        return internalStatus("symbolic shape inference: {}, result '{}' dim {}: '{}' is {} at "
+                              "the maximum, the static dim is {}",
+                              n->describe(), out->name(), d, e->str(),
+                              atRef.ok() ? std::to_string(*atRef) : "undefined", out->dims()[d]);
+      symbolic |= !e->isConstant();
+      dims.push_back(*e);
+    }
+    out->setSymDims(symbolic ? dims : std::vector<DimExpr>{});
+  }
+  return Status::success();
+}
+
+Status inferSymbolicShapes(Graph& g) {
+  if (g.symbols().empty()) return Status::success();
+  for (Node* n : g.nodes()) MG_RETURN_IF_ERROR(inferSymbolicNode(g, n));
+  return verifySymbolicShapes(g);
+}
+
+Status operandsAtBinding(const Node& n, const DimBinding& b, std::vector<TensorType>* types,
+                         std::vector<Tensor>* values) {
+  std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
+  SymOperandsAt ops;
+  MG_RETURN_IF_ERROR(symOperandsAt(n, b, parsed, &ops));
+  *types = ops.types;
+  values->assign(n.numInputs(), Tensor());
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (ops.consts[i]) (*values)[i] = *ops.consts[i];
+  return Status::success();
+}
+
+Status verifySymbolicShapes(const Graph& g) {
+  if (g.symbols().empty()) return Status::success();
+  const DimBinding ref = g.referenceBinding();
+  std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
+  std::vector<Node*> nodes;
+  for (Node* n : g.nodes())
+    if (symNodeDepends(n)) nodes.push_back(n);
+  auto sizeCheck = [&](const Value* v, const TensorType& t, const DimBinding& b) -> Status {
+    auto now = checkedByteSize(t);
+    auto max = checkedByteSize(v->type());
+    if (!now.ok()) return now.status().withContext(fmt::format("value '{}' at {}: ", v->name(), bindingStr(b)));
+    if (max.ok() && *now > *max)
+      return unsupported("value '{}' is {} at {} ({} bytes), larger than {} at the maximum of "
+                         "every dynamic dimension ({} bytes), which memory is planned for; "
+                         "narrow the --dynamic ranges",
+                         v->name(), t.str(), bindingStr(b), *now, v->type().str(), *max);
+    return Status::success();
+  };
+  for (const DimBinding& b : checkingBindings(g.symbols())) {
+    for (const Value* in : g.inputs()) {
+      if (!in->isSymbolic()) continue;
+      TensorType t = in->type();
+      for (int d = 0; d < in->rank(); ++d) {
+        MG_ASSIGN_OR_RETURN(t.dims[d], in->symDims()[d].evaluate(b));
+      }
+      MG_RETURN_IF_ERROR(sizeCheck(in, t, b));
+    }
+    for (Node* n : nodes) {
+      SymOperandsAt ops;
+      std::vector<TensorType> outs;
+      Status st = symOperandsAt(*n, b, parsed, &ops);
+      if (st.ok()) st = inferNodeAt(*n, ops.types, ops.consts, &outs);
+      if (!st.ok())
+        return Status(st.code(), fmt::format("symbolic shape check: {} fails at {}: {}",
+                                             n->describe(), bindingStr(b), st.message()));
+      for (size_t i = 0; i < n->numOutputs(); ++i) {
+        const Value* out = n->output(i);
+        if (outs[i].rank() != out->rank())
+          return unsupported("symbolic shape check: {}, result '{}': rank {} at {}, {} at the "
+                             "maximum (ranks must not depend on dynamic dimensions)",
+                             n->describe(), out->name(), outs[i].rank(), bindingStr(b), out->rank());
+        for (int d = 0; d < out->rank(); ++d) {
+          DimExpr e = out->dimExpr(d);
+          auto want = e.evaluate(b);
+          if (!want.ok() || *want != outs[i].dims[d])
+            return unsupported("symbolic shape check: {}, result '{}' dim {}: the shape says '{}' "
+                               "= {} at {}, shape inference gives {}",
+                               n->describe(), out->name(), d, e.str(),
+                               want.ok() ? std::to_string(*want) : want.status().message(),
+                               bindingStr(b), outs[i].dims[d]);
+        }
+        if (outs[i].dtype != out->dtype())
+          return internalStatus("symbolic shape check: {}, result '{}' changes type at {}",
+                                n->describe(), out->name(), bindingStr(b));
+        MG_RETURN_IF_ERROR(sizeCheck(out, outs[i], b));
+      }
+    }
+  }
+  (void)ref;
+  return Status::success();
+}
+
+}  // namespace magneto
