@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
-# e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder). One helper does what each needs:
-# generate the model and its expected outputs (tests/e2e/*_model.py: numpy or PyTorch, never our
-# interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check it on the targets named, assert on what the compiler
-# printed or emitted, and remove the folder however the case ends.
+# e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn). One helper does
+# what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
+# PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
+# it on the targets named, assert on what the compiler printed or emitted, and remove the folder
+# however the case ends.
 #
 #   model_cases.sh MAGNETOC SOURCE_DIR CASE
 #
@@ -152,6 +153,27 @@ case "$case_name" in
       "'$magnetoc' compile '$dir/early_exit/model.onnx' -o '$dir/pkg' -q; test \$? -eq 2"
     expect_in "$dir/out" "node '[^']*' \(Loop\), iteration 0: node '[^']*' \(If\): the condition is not a compile-time constant \(it depends on the model's data\)" \
       "compile refuses the early exit (exit 2), naming the Loop and its data-dependent If"
+    ;;
+  dynamic_cnn)  # issue #17: one build of a model with symbolic batch and length, run at four shapes
+    # sets at (batch, seq) 1:5, 3:17, 8:64 and 16:9, the last past the compiled range
+    /usr/bin/python3 "$src/tests/e2e/dynamic_cnn_model.py" "$dir" 1:5 3:17 8:64 16:9 >/dev/null ||
+      fail "the generator dynamic_cnn_model.py failed"
+    sets=(--data "$dir/test_data_set_0" --data "$dir/test_data_set_1" --data "$dir/test_data_set_2")
+    for extra in "" "--threads 2" "--no-parallel-opt"; do
+      # shellcheck disable=SC2086  # EXTRA are words
+      run "check one build at three shapes ${extra:-(1 thread)}" -- "$magnetoc" check "$dir/model.onnx" \
+        "${sets[@]}" --dynamic batch=1..8 --dynamic seq=1..64 --opt batch=1,8 -q $extra
+      expect_in "$dir/out" "PASS: 3 output\(s\) in 3 data set\(s\)" "all three shapes match PyTorch"
+    done
+    run "a batch past the range" -- sh -c "! '$magnetoc' check '$dir/model.onnx' --data '$dir/test_data_set_3' \
+      --dynamic batch=1..8 --dynamic seq=1..64 -q"
+    expect_in "$dir/out" "input 0 \('x'\) dim 0 \(symbol 'batch'\) must be in \[1, 8\], got 16" \
+      "the package refuses batch 16 by name and range"
+    run "compile without --dynamic" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "symbolic dimension 'batch'.*--dynamic NAME=LO..HI" "the import error suggests --dynamic"
+    run "compile --dynamic for cuda" -- sh -c \
+      "'$magnetoc' compile '$dir/model.onnx' --dynamic batch=1..8 --dynamic seq=1..64 --target cuda -o '$dir/pkg' -q; test \$? -eq 2"
+    expect_in "$dir/out" "dynamic dimensions are supported on the cpu target only" "cuda says not yet (exit 2)"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

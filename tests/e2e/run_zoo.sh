@@ -5,6 +5,7 @@
 # same input (an independent second reference). Closing line: "N passed, M failed".
 #   tests/e2e/run_zoo.sh [--models a,b,c] [--small-models a,b,c] [--out DIR] [--work-dir DIR]
 #                        [--magnetoc PATH] [--light-models a,b|none] [--ort-models a,b|none]
+#                        [--dynamic-models a,b|none]
 # --models run at full size (default: the three torchvision CNNs and the three parallel blocks),
 # --small-models at their --small size, folders NAME_small (default: the models of
 # models/zoo_models.py, whose full sizes are too slow for CI); an empty list skips that part.
@@ -16,6 +17,11 @@
 # onnxruntime-node's outputs, with their tolerance in meta.json (models/ort_reference.py):
 # resnet_qdq (QDQ-quantized, a few output quantization steps) and detect_postprocess
 # (NonMaxSuppression and Gathers, exact); "none" skips them. Default: both.
+# --dynamic-models: exported at their --small size with symbolic batch (and sequence) axes
+# (models/export.py --dynamic, folders NAME_small_dynamic): each is compiled ONCE with the
+# --dynamic ranges of its meta.json and run at three shapes (batch 1, 3, 8 and, for the sequence
+# models, three lengths) against PyTorch (issue #17). Default: inception_v3, resnext50_32x4d,
+# bert_layers, seq2seq; "none" skips them.
 # A passing model's work folder (its package, runner and weights: up to 1.1 GB for VGG-19) is
 # removed as soon as it passes, so the stage's disk peak is one model, not the zoo; a failing one is
 # kept for its logs. MAGNETO_KEEP_ZOO_WORK=1 keeps them all.
@@ -31,6 +37,7 @@ magnetoc="$root/build/bin/magnetoc"
 light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
 light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
 ort_models="resnet_qdq,detect_postprocess"
+dynamic_models="inception_v3,resnext50_32x4d,bert_layers,seq2seq"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
@@ -40,6 +47,7 @@ while [ $# -gt 0 ]; do
     --magnetoc) magnetoc="$2"; shift 2 ;;
     --light-models) light_models="$2"; shift 2 ;;
     --ort-models) ort_models="$2"; shift 2 ;;
+    --dynamic-models) dynamic_models="$2"; shift 2 ;;
     *) echo "run_zoo.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +87,14 @@ if [ "$light_models" != none ] && [ -n "$light_models" ]; then
     light_problem="light models: $light_src not found (MAGNETO_LIGHT_DIR)"
   fi
 fi
+dynamic=()
+if [ "$dynamic_models" != none ] && [ -n "$dynamic_models" ]; then
+  echo "exporting $dynamic_models (--small --dynamic) to $out"
+  /usr/bin/python3 "$root/models/export.py" --out "$out" --models "$dynamic_models" --small --dynamic \
+    > "$export_log/dynamic.log" 2>&1 &
+  exports+=("$!:dynamic")
+  IFS=',' read -ra dynamic <<< "$dynamic_models"
+fi
 ort=()
 ort_problem=""
 if [ "$ort_models" != none ] && [ -n "$ort_models" ]; then
@@ -97,7 +113,7 @@ for e in "${exports[@]}"; do
     else echo "run_zoo.sh: the ${e#*:} export failed" >&2; exit 1; fi
   fi
 done
-cat "$export_log"/full.log "$export_log"/small.log "$export_log"/ort.log 2>/dev/null | grep -v '^$' || true
+cat "$export_log"/full.log "$export_log"/small.log "$export_log"/dynamic.log "$export_log"/ort.log 2>/dev/null | grep -v '^$' || true
 
 passed=0; failed=0; failures=()
 [ -n "$light_problem" ] && { echo "FAIL $light_problem"; failed=$((failed + 1)); failures+=("$light_problem"); }
@@ -143,6 +159,16 @@ for m in "${ort[@]}"; do
   dir="$out/$m"
   read -r rtol atol per_output < <(ort_tolerance "$dir")
   queue+=("$m|$dir|$work/$m|--threads 2 --rtol $rtol --atol $atol $per_output")
+done
+# The dynamic models: one compile with the ranges of meta.json (--dynamic NAME=LO..HI), then every
+# test data set at its own shape (PyTorch's outputs), with and without the parallel passes.
+for m in "${dynamic[@]}"; do
+  dir="$out/${m}_small_dynamic"
+  read -r rtol atol flags < <(/usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); t=m['tolerance']; print(t['rtol'], t['atol'], ' '.join(m['dynamic_flags']))" "$dir/meta.json")
+  sets=""
+  for d in "$dir"/test_data_set_*; do [ "$d" = "$dir/test_data_set_0" ] || sets+=" --data $d"; done
+  queue+=("${m}_small_dynamic|$dir|$work/${m}_small_dynamic|$sets $flags --threads 2 --rtol $rtol --atol $atol")
+  queue+=("${m}_small_dynamic --no-parallel-opt|$dir|$work/${m}_small_dynamic-noparallel|$sets $flags --threads 1 --rtol $rtol --atol $atol --no-parallel-opt")
 done
 # One queued check; its exit status goes to WORK.rc (beside the work folder, which a pass removes).
 check_one() {
