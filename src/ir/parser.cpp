@@ -562,7 +562,7 @@ class Parser {
       MG_RETURN_IF_ERROR(defineName(name));
       for (const Result& other : results)  // "%d, %d = ..." (found by fuzz_ir_parser)
         if (other.name == name) return fail(fmt::format("value %{} is defined twice", name));
-      Result r{name, std::nullopt};
+      Result r{name, std::nullopt, {}};
       if (isPunct(":")) {
         MG_RETURN_IF_ERROR(fill());
         MG_ASSIGN_OR_RETURN(TensorType t, type());
