@@ -13,7 +13,8 @@ OUT/NAME/meta.json (shapes, versions, timings, output statistics).
 --dynamic (issue #17) exports the models of DYNAMIC_AXES with their batch (and sequence) axes
 symbolic (`dim_param`s "batch", "seq") into OUT/NAME[_small]_dynamic/, with one test data set per
 binding of DYNAMIC_AXES[NAME]["sets"] (test_data_set_K, each at its own shape, PyTorch's outputs)
-and meta.json's "dynamic" giving the ranges for `magnetoc check --dynamic batch=LO..HI ...`.
+and meta.json's "dynamic" giving the ranges for `magnetoc check --dynamic batch=LO..HI ...`
+("export_inputs": the shapes it was traced at, those of the static export).
 
 --small exports the same architectures at small spatial sizes (for fast CI) into OUT/NAME_small/
 (the models of zoo_models.py also shrink widths and depths there). A model whose model.onnx and
@@ -401,6 +402,9 @@ def export_dynamic(name, out_dir, small, args):
             "dynamic": {sym: list(r) for sym, r in dyn["ranges"].items()},
             "dynamic_flags": [t for sym, (lo, hi) in dyn["ranges"].items() for t in ("--dynamic", f"{sym}={lo}..{hi}")],
             "axes": {n: {str(a): sym for a, sym in ax.items()} for n, ax in dyn["axes"].items()},
+            # the shapes the export was traced at (the static export's): what a symbol that a
+            # caller leaves unbound stands for (tools/bench/modeled_batches.py binds batch only)
+            "export_inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in specs],
             "sets": sets, "nodes": len(m.graph.node), "config": config,
             "torch": torch.__version__, "onnx": onnx.__version__,
             "tolerance": {"rtol": 1e-3, "atol": max(1e-5, round(1e-3 * min(spread), 6))}}
