@@ -3,7 +3,8 @@
 latency without -> with the parallel passes, and the speedup, per model and batch.
 
     /usr/bin/python3 tools/bench/modeled_batches.py [--export] [--zoo build/zoo] [--batches 1,8,32]
-        [--models a,b,...] [--device h200] [--target cuda] [--json FILE] [--magnetoc PATH]
+        [--models a,b,...] [--device h200] [--target cuda] [--passes LIST] [--json FILE]
+        [--magnetoc PATH]
 
 Reads the full-size batch-polymorphic exports ZOO/NAME_dynamic/ (models/export.py --dynamic;
 --export runs that first, for the models asked) and, for every batch B, runs
@@ -65,7 +66,7 @@ def export_batch(meta, symbol="batch"):
     return None
 
 
-def report(magnetoc, model, shapes, target, device):
+def report(magnetoc, model, shapes, target, device, passes=None):
     """One `magnetoc report --json`: (launches unfused, fused, latency unfused, fused) or an error."""
     with tempfile.TemporaryDirectory(prefix="modeled_batches_") as tmp:
         js = os.path.join(tmp, "report.json")
@@ -73,6 +74,8 @@ def report(magnetoc, model, shapes, target, device):
                "--resources", "estimate", "--json", js]
         for name, dims in shapes:
             cmd += ["--shape", f"{name}={'x'.join(map(str, dims))}"]
+        if passes:
+            cmd += ["--passes", passes]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0 or not os.path.exists(js):
             tail = "\n".join(p.stdout.strip().splitlines()[-5:])
@@ -149,6 +152,8 @@ def main():
     ap.add_argument("--export", action="store_true",
                     help="first run models/export.py --dynamic --out ZOO --models ... (full size; "
                          "skips exports that are up to date)")
+    ap.add_argument("--passes", help="magnetoc report --passes: this pipeline instead of the target's "
+                    "default (the baseline is it without the parallel passes), e.g. to see one pass's share")
     ap.add_argument("--json", help="also write every figure to this file")
     args = ap.parse_args()
 
@@ -191,7 +196,7 @@ def main():
             for b in batches:
                 shapes = shapes_at(meta, b)
                 figures, err = report(args.magnetoc, os.path.join(folder, "model.onnx"), shapes,
-                                      args.target, args.device)
+                                      args.target, args.device, args.passes)
                 if err:
                     print(f"{m} batch {b}: report failed: {err}", file=sys.stderr)
                     failed.append(f"{m}@{b}")
@@ -209,7 +214,8 @@ def main():
     print(markdown(rows, batches))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"target": args.target, "device": args.device, "batches": batches, "models": rows},
+            json.dump({"target": args.target, "device": args.device, "passes": args.passes or "default",
+                       "batches": batches, "models": rows},
                       f, indent=1)
             f.write("\n")
     if failed:
