@@ -1,7 +1,8 @@
 // Per-op work: FLOPs, bytes moved and the GEMM view of a node
 // (include/magneto/target/cost_model.h). Counting conventions (docs/COST_MODEL.md): a multiply-add
 // is 2 FLOPs; bytes are every operand, result and weight touched once at its element size (f32 = 4
-// B); an fused epilogue (mg_act) adds one FLOP per output element. Ops not listed fall back to
+// B), except a Gather's data, of which only the gathered elements count; an fused epilogue (mg_act)
+// adds one FLOP per output element. Ops not listed fall back to
 // bytes of operands and results with one FLOP per output element.
 #include <algorithm>
 #include <set>
@@ -226,8 +227,21 @@ OpWork opWork(const Node& n) {
     w.note = "elementwise";
     return w;
   }
-  if (isKind(n, {"Concat", "Slice", "Transpose", "Split", "Pad", "Tile", "Expand", "Gather",
-                 "GatherElements", "ScatterND", "DepthToSpace", "SpaceToDepth", "Cast"})) {
+  if (isKind(n, {"Gather", "GatherElements"}) && x && y) {
+    // Each output element reads one element of the data: the rows an embedding lookup gathers,
+    // not its whole table (a 10000x650 table read in full would price a one-token lookup like
+    // streaming 26 MB, and make small batches dearer than large ones). Counted: the gathered
+    // elements, the indices, the result.
+    const size_t es = dtypeSize(x->dtype()) ? dtypeSize(x->dtype()) : 4;
+    const double gathered = static_cast<double>(outN) * static_cast<double>(es);
+    w.bytes += gathered - bytesOf(x);
+    if (x->isConstant()) w.weightBytes += gathered - bytesOf(x);
+    w.flops = 0;
+    w.note = "data movement (gathered elements)";
+    return w;
+  }
+  if (isKind(n, {"Concat", "Slice", "Transpose", "Split", "Pad", "Tile", "Expand", "ScatterND",
+                 "DepthToSpace", "SpaceToDepth", "Cast"})) {
     w.flops = 0;
     w.note = "data movement";
     return w;

@@ -230,6 +230,27 @@ TEST(OpWork, MemoryOpsAndFallback) {
   EXPECT_GT(l.flops, 10 * 2.0 * 4 * 256 * 96);
 }
 
+// An embedding lookup reads the rows it gathers, not its table: bytes follow the indices, and a
+// lookup of fewer tokens is never dearer than one of more (the whole 10000x650 table used to be
+// counted, so one token cost like streaming 26 MB from a single block).
+TEST(OpWork, GatherCountsGatheredRowsNotTheTable) {
+  DeviceProfile h200 = load("h200");
+  Graph g;
+  Value* table = g.addConstant("table", Tensor::zeros({DType::kF32, {10000, 650}}));
+  auto lookup = [&](int64_t tokens) {
+    Value* ids = g.addInput(g.uniqueName("ids"), {DType::kI64, {tokens}});
+    return g.createNode("Gather", {table, ids}, {{DType::kF32, {tokens, 650}}}, {},
+                        g.uniqueName("gather"));
+  };
+  Node *one = lookup(1), *many = lookup(4096);
+  OpWork w = opWork(*one);
+  EXPECT_EQ(w.cls, OpWork::Class::kMemory);
+  EXPECT_DOUBLE_EQ(w.bytes, 4.0 * 650 + 8.0 + 4.0 * 650);  // gathered row, index, result
+  EXPECT_DOUBLE_EQ(w.weightBytes, 4.0 * 650);
+  EXPECT_DOUBLE_EQ(opWork(*many).bytes, 4096 * (4.0 * 650 + 8.0 + 4.0 * 650));
+  EXPECT_LT(bestKernel(*one, h200).latencyUs, bestKernel(*many, h200).latencyUs);
+}
+
 TEST(KernelModel, TinyConvIsLaunchAndTailDominated) {
   DeviceProfile h200 = load("h200");
   Graph g;
