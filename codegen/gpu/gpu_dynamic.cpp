@@ -100,6 +100,58 @@ class DynBindingScope {
   std::vector<std::pair<Value*, TensorType>> saved_;
 };
 
+// A polynomial of degree up to 3 in each symbol through its values on the grid hi, hi-1, hi-2,
+// hi-3 of every symbol (Newton's divided differences, which must come out integers), for the
+// products of several dims that fitDimExpr's multilinear forms do not cover: the score matrix of
+// attention has seq*seq elements. The caller verifies it at every checking binding.
+Expected<DimExpr> dynFitGridPolynomial(const std::vector<DimSymbol>& syms, const DimProbeFn& f) {
+  std::vector<int> deg(syms.size());
+  size_t points = 1;
+  for (size_t s = 0; s < syms.size(); ++s) {
+    deg[s] = static_cast<int>(std::min<int64_t>(3, syms[s].hi - syms[s].lo));
+    points *= static_cast<size_t>(deg[s] + 1);
+    if (points > 4096) return unsupported("too many dynamic dimensions for a polynomial fit");
+  }
+  std::vector<int64_t> c(points);
+  auto multi = [&](size_t flat) {
+    std::vector<int> j(syms.size());
+    for (size_t s = 0; s < syms.size(); ++s) j[s] = static_cast<int>(flat % (deg[s] + 1)), flat /= (deg[s] + 1);
+    return j;
+  };
+  for (size_t i = 0; i < points; ++i) {
+    std::vector<int> j = multi(i);
+    DimBinding b;
+    for (size_t s = 0; s < syms.size(); ++s) b[syms[s].name] = syms[s].hi - j[s];
+    MG_ASSIGN_OR_RETURN(c[i], f(b));
+  }
+  // Divided differences along each symbol in turn (the points x_i = hi - i are one apart).
+  size_t stride = 1;
+  for (size_t s = 0; s < syms.size(); ++s) {
+    const size_t n = static_cast<size_t>(deg[s] + 1);
+    for (size_t base = 0; base < points; ++base) {
+      if ((base / stride) % n != 0) continue;  // the first point of a line along s
+      for (int j = 1; j < static_cast<int>(n); ++j)
+        for (int i = static_cast<int>(n) - 1; i >= j; --i) {
+          int64_t& hiC = c[base + static_cast<size_t>(i) * stride];
+          const int64_t num = hiC - c[base + static_cast<size_t>(i - 1) * stride];
+          if (num % j != 0) return unsupported("not a polynomial with integer coefficients");
+          hiC = num / -j;
+        }
+    }
+    stride *= n;
+  }
+  DimExpr poly;
+  for (size_t i = 0; i < points; ++i) {
+    if (c[i] == 0) continue;
+    std::vector<int> j = multi(i);
+    DimExpr t(c[i]);
+    for (size_t s = 0; s < syms.size(); ++s)
+      for (int k = 0; k < j[s]; ++k) t = t * (DimExpr::symbol(syms[s].name) - DimExpr(syms[s].hi - k));
+    poly = poly + t;
+  }
+  return poly;
+}
+
 }  // namespace
 
 Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNames,
@@ -162,7 +214,10 @@ Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNa
       for (size_t k = 0; k < at0[l].items.size(); ++k) {
         const GpuItem &a = at0[l].items[k], &c = got[l].items[k];
         if (dynItemShape(a) != dynItemShape(c))
-          return differ(fmt::format("its program ('{}' against '{}')", c.program + " " + c.tile, a.program + " " + a.tile));
+          return differ(a.functor != c.functor
+                            ? std::string("the text of its generated functor (a size in device code)")
+                            : fmt::format("its program ('{}' against '{}')", c.program + " " + c.tile,
+                                          a.program + " " + a.tile));
         std::vector<DynParamToken> toks = dynTokenize(c.init);
         const auto& rt = refTokens[l][k];
         if (toks.size() != rt.size()) return differ("the form of its parameters");
@@ -201,6 +256,16 @@ Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNa
       return (*v)[p];
     };
     auto e = fitDimExpr(syms, names, probe, coords[w.launch]);
+    if (!e.ok()) {  // products of several dims: a polynomial of higher degree, if it holds everywhere
+      auto poly = dynFitGridPolynomial(syms, probe);
+      bool holds = poly.ok();
+      for (size_t c = 0; holds && c < checks.size(); ++c) {
+        auto x = poly->evaluate(checks[c]);
+        auto v = probe(checks[c]);
+        holds = x.ok() && v.ok() && *x == *v;
+      }
+      if (holds) e = *poly;
+    }
     std::string what = w.item < 0 ? fmt::format("its scratch request {} (bytes)", w.token)
                                   : fmt::format("launch parameter {} of block program {} ('{}')", refValues[p], w.item,
                                                 at0[w.launch].items[w.item].init.substr(

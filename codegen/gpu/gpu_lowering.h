@@ -151,6 +151,11 @@ std::string functorName(LowerContext& cx);
 int itemsPerThread(const TileConfig& tile);
 // Strides of `in` broadcast to `out` (numpy rules: right-aligned, extent-1 dims repeat).
 std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out);
+// The same for values, deciding which dims broadcast by LowerContext::choiceDims (a dynamic dim that
+// is 1 at the reference broadcasts at every binding; one that is 1 only here, where the result's is
+// not, broadcasts here only, which the dynamic fit then refuses). A dim of extent 1 in both may
+// take any stride.
+std::vector<int64_t> broadcastStrides(const LowerContext& cx, const Value* in, const Value* out);
 
 // The lowering functions that lowering_table.cpp names, by file. Each refuses (kUnsupported) the
 // element types and attributes that its programs do not cover.
@@ -212,6 +217,8 @@ Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, L
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).
 namespace opset {
+// ConstantOfShape (one value over the result's dims).
+Expected<std::vector<GpuItem>> lowerConstantOfShape(const Node& n, const TileConfig& tile, LowerContext& cx);
 // Cast, CastLike.
 Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, LowerContext& cx);
 // BitwiseAnd/Or/Xor/Not, BitShift.
