@@ -88,3 +88,26 @@ TEST(GpuDynamic, StaticGraphsKeepTheirLiterals) {
 
 }  // namespace
 }  // namespace magneto
+
+namespace magneto {
+namespace {
+
+TEST(GpuDynamic, ConstantOfShapeIsOneValueOverItsResult) {
+  // Static here; with dynamic dims its shape operand is MgSymbolic data (never folded), which the
+  // zoo's seq2seq export has: its encoder state starts as ConstantOfShape([1, batch, hidden]).
+  auto vars = testing::emitGpu(R"(graph @g {
+  const %shape : i64[2] = dense<[3, 5]>
+  %y : f32[3,5] = ConstantOfShape(%shape) {dtype = 1, mg_value = -inf}
+  %z : i64[3,5] = ConstantOfShape(%shape) {dtype = 7, mg_value_i = 7}
+  output %y, %z
+}
+)");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& f = (*vars)["FUNCTORS"];
+  EXPECT_TRUE(testing::contains(f, "mgk::convertTo<float>((-static_cast<double>(INFINITY)))")) << f;
+  EXPECT_TRUE(testing::contains(f, "mgk::convertTo<int64_t>(static_cast<int64_t>(7LL))")) << f;
+  EXPECT_TRUE(testing::contains((*vars)["INIT_PARAMS"], "p.n = 15;")) << (*vars)["INIT_PARAMS"];
+}
+
+}  // namespace
+}  // namespace magneto
