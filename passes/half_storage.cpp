@@ -20,7 +20,8 @@
 // (an island) keeps float32 operands and results, with a Cast before and after it; a model's own
 // Cast that produces float32 is half-capable and its `to` becomes float16. Data movement
 // (Reshape, Transpose, Slice, ...) whose data comes from an island stays in the island, so that
-// chains such as LSTM -> Squeeze -> LSTM take no casts.
+// chains such as LSTM -> Squeeze -> LSTM take no casts. With dynamic dimensions a Cast's result
+// takes the symbolic shape of the value it converts (it runs after the symbolic inference).
 //
 // Legal because the values change only by the rounding of float16 storage, which is what
 // --precision fp16 asks for (the tolerance of `magnetoc check --precision fp16`, docs/
@@ -118,6 +119,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
     a.set("to", static_cast<int64_t>(to));  // DType numbers are ONNX's TensorProto types
     Node* c = g.createNode("Cast", {v}, {TensorType{to, v->dims()}}, std::move(a),
                            g.uniqueName(v->name() + (to == DType::kF16 ? "_to_f16" : "_to_f32")), before);
+    c->output(0)->setSymDims(v->symDims());  // the same shape (dynamic dims: the same expressions)
     ++r.casts;
     return c->output(0);
   };
@@ -159,6 +161,7 @@ Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function
     a.set("to", static_cast<int64_t>(DType::kF32));
     Node* c = g.createNode("Cast", {o}, {TensorType{DType::kF32, o->dims()}}, std::move(a),
                            g.uniqueName(name + "_to_f32"), nullptr, {name});
+    c->output(0)->setSymDims(o->symDims());
     ++r.casts;
     o = c->output(0);
   }

@@ -11,6 +11,7 @@
 
 #include "gpu_lowering.h"
 #include "magneto/codegen/cpu_emitter.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/target/cost_model.h"
 
 namespace magneto {
@@ -21,7 +22,19 @@ std::string LowerContext::ptr(const Value* v) const {
   return it == slots->end() ? std::string("S(-1)") : fmt::format("S({})", it->second);
 }
 
+const Dims& LowerContext::choiceDims(const Value* v) const {
+  if (dynamic && refDims) {
+    auto it = refDims->find(v);
+    if (it != refDims->end()) return it->second;
+  }
+  return v->dims();
+}
+
 std::string LowerContext::scratch(int64_t bytes) {
+  if (dynamic) {  // placed by the emitter (fitDynamicParams)
+    scratchRequests.push_back(std::max<int64_t>(bytes, 0));
+    return fmt::format("SCRATCH_AT({})", scratchRequests.size() - 1);
+  }
   // 256-byte aligned, like the arena's buffers and cudaMalloc.
   std::string s = fmt::format("SCRATCH({})", scratchBytes);
   scratchBytes += (std::max<int64_t>(bytes, 0) + 255) / 256 * 256;
@@ -104,7 +117,33 @@ struct Launch {
   double modeledUs = 0;         // the cost model's latency for the tiles used
   std::vector<TileConfig> tiles;  // per member of the plan launch
   std::string note;             // comment: what runs here
+  std::vector<int64_t> scratchRequests;  // dynamic graphs: LowerContext::scratchRequests
 };
+
+// What the memory plan decided from the reference dims that the launch parameters cannot follow
+// at other bindings: an operand written in place inside its Concat's result, or a channel slice
+// viewed at a byte offset, where the offset would change with the dims (a slot's place in the
+// arena is fixed).
+Status checkDynamicGpuPlan(const Graph& g, const MemoryPlan& plan) {
+  auto varying = [](const Value* v) {
+    for (const DimExpr& e : v->symDims())
+      if (!e.isConstant()) return true;
+    return false;
+  };
+  for (const auto& [v, slot] : plan.concats.inPlace)
+    if (varying(v) || varying(slot.concat->output(0)))
+      return unsupported("{}: its operand %{} is placed inside its result at an offset that changes with the "
+                         "dynamic dims; the cuda/hip targets cannot follow it yet (compile with --shape, or "
+                         "--target cpu)",
+                         slot.concat->describe(), v->name());
+  for (const Node* n : plan.aliasedViews)
+    if (n->kind() == "MgChannelSlice" && (varying(n->input(0)) || varying(n->output(0))))
+      return unsupported("{}: a view at an offset that changes with the dynamic dims; the cuda/hip targets "
+                         "cannot follow it yet (compile with --shape, or --target cpu)",
+                         n->describe());
+  (void)g;
+  return Status::success();
+}
 
 std::string describeStep(const Node& n) { return commentSafe(n.name()) + " (" + n.kind() + ")"; }
 
@@ -171,6 +210,16 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
   cx.slots = &slots;
   cx.concats = &plan.concats;
   cx.fp16 = fp16;
+  // Dynamic dimensions: lowering decides by the reference dims and leaves scratch to be placed
+  // (LowerContext::dynamic); the launch parameters are fitted below (fitDynamicParams).
+  const bool dynamic = !g.symbols().empty();
+  std::map<const Value*, Dims> refDims;
+  if (dynamic) {
+    for (const Value* v : g.values()) refDims[v] = v->dims();
+    cx.dynamic = true;
+    cx.refDims = &refDims;
+    MG_RETURN_IF_ERROR(checkDynamicGpuPlan(g, plan));
+  }
 
   // Steps -> launches: joint groups' contiguous members share one launch.
   std::vector<Launch> launches;
@@ -191,6 +240,35 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     l.streams = gid >= 0 && git != g.groups().end() && git->second.strategy == "streams" ? gid : -1;
     launches.push_back(std::move(l));
   }
+
+  // The items of a launch with its tiles (l.tiles), appended to l.items and l.itemStep.
+  auto lowerLaunch = [&](Launch& l) -> Status {
+    cx.scratchBytes = 0;
+    cx.scratchRequests.clear();
+    std::vector<const Node*> members;
+    for (int s : l.steps) members.push_back(plan.steps[s]);
+    if (l.wavefront) {
+      cx.step = l.steps[0];
+      cx.functorCounter = 0;
+      MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerRecurrentWavefront(members, l.tiles[0], device, cx));
+      for (GpuItem& it : items) {
+        l.items.push_back(std::move(it));
+        l.itemStep.push_back(l.steps[0]);
+      }
+      members.clear();  // lowered as one
+    }
+    for (size_t m = 0; m < members.size(); ++m) {
+      cx.step = l.steps[m];
+      cx.functorCounter = 0;
+      MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerNode(*members[m], l.tiles[m], cx));
+      for (GpuItem& it : items) {
+        l.items.push_back(std::move(it));
+        l.itemStep.push_back(l.steps[m]);
+      }
+    }
+    l.scratchRequests = cx.scratchRequests;
+    return Status::success();
+  };
 
   GpuEmitSummary sum;
   sum.steps = static_cast<int>(plan.steps.size());
@@ -244,31 +322,80 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                                    : "tiles measured by magnetoc tune");
       }
     }
+    // A GEMV tile's program is for skinny products and transposes itself by the operands' shape:
+    // with dynamic dims the general GEMM program (default tile) computes every binding alike.
+    if (dynamic)
+      for (TileConfig& t : tiles)
+        if (t.isGemv()) t = TileConfig{};
     l.tiles = tiles;
     l.modeledUs = l.wavefront           ? estimateWavefront(members, device).latencyUs
                   : members.size() > 1 ? estimateJoint(members, device, tiles).latencyUs
                                        : estimateKernel(*members[0], device, tiles[0]).latencyUs;
-    cx.scratchBytes = 0;
-    if (l.wavefront) {
-      cx.step = l.steps[0];
-      cx.functorCounter = 0;
-      MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerRecurrentWavefront(members, tiles[0], device, cx));
-      for (GpuItem& it : items) {
-        l.items.push_back(std::move(it));
-        l.itemStep.push_back(l.steps[0]);
-      }
-      members.clear();  // lowered as one
-    }
-    for (size_t m = 0; m < members.size(); ++m) {
-      cx.step = l.steps[m];
-      cx.functorCounter = 0;
-      MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerNode(*members[m], tiles[m], cx));
-      for (GpuItem& it : items) {
-        l.items.push_back(std::move(it));
-        l.itemStep.push_back(l.steps[m]);
-      }
-    }
+    MG_RETURN_IF_ERROR(lowerLaunch(l));
     scratchBytes = std::max(scratchBytes, cx.scratchBytes);
+  }
+  if (dynamic) {
+    // Lower every launch again at other bindings and fit the literals that vary.
+    std::vector<DynLaunchText> texts;
+    std::vector<std::string> names;
+    std::vector<std::vector<DimExpr>> coords;
+    for (const Launch& l : launches) {
+      texts.push_back({l.items, l.scratchRequests});
+      std::string what;
+      std::vector<DimExpr> cs;
+      for (int st : l.steps) {
+        const Node* n = plan.steps[st];
+        what += (what.empty() ? "" : ", ") + n->describe();
+        for (const DimExpr& c : fitCoordinates(*n))
+          if (std::find(cs.begin(), cs.end(), c) == cs.end()) cs.push_back(c);
+        for (const Value* v : n->outputs())
+          for (const DimExpr& e : v ? v->symDims() : std::vector<DimExpr>{})
+            for (const DimExpr& a : e.floorAtoms())
+              if (a.symbols().size() == 1 && std::find(cs.begin(), cs.end(), a) == cs.end()) cs.push_back(a);
+      }
+      names.push_back(what);
+      coords.push_back(std::move(cs));
+    }
+    DynLowerFn relower = [&](std::vector<DynLaunchText>* out) -> Status {
+      for (const Launch& ref : launches) {
+        Launch l = ref;
+        l.items.clear();
+        l.itemStep.clear();
+        MG_RETURN_IF_ERROR(lowerLaunch(l));
+        out->push_back({std::move(l.items), std::move(l.scratchRequests)});
+      }
+      return Status::success();
+    };
+    DynParamsResult fit;
+    MG_RETURN_IF_ERROR(fitDynamicParams(g, names, coords, relower, &texts, &fit));
+    for (size_t i = 0; i < launches.size(); ++i)
+      for (size_t k = 0; k < launches[i].items.size(); ++k) launches[i].items[k].init = texts[i].items[k].init;
+    scratchBytes = fit.scratchBytes;
+    std::map<std::string, int> symIndex;
+    for (size_t k = 0; k < g.symbols().size(); ++k) symIndex[g.symbols()[k].name] = static_cast<int>(k);
+    std::vector<int64_t> code;
+    std::string codeText, at, needs;
+    for (size_t k = 0; k < fit.exprs.size(); ++k) {
+      size_t start = code.size();
+      MG_RETURN_IF_ERROR(fit.exprs[k].emit(symIndex, &code));
+      std::string words;
+      for (size_t w = start; w < code.size(); ++w) words += fmt::format(" {},", code[w]);
+      codeText += fmt::format("    /* {} */{}  // MG_DIM({}) = {}\n", start, words, k, commentSafe(fit.exprs[k].str()));
+      at += fmt::format("    {},  // MG_DIM({})\n", start, k);
+    }
+    for (const DynParamsResult::Scratch& sc : fit.scratch) {
+      size_t start = code.size();
+      MG_RETURN_IF_ERROR(sc.bytes.emit(symIndex, &code));
+      std::string words;
+      for (size_t w = start; w < code.size(); ++w) words += fmt::format(" {},", code[w]);
+      codeText += fmt::format("    /* {} */{}  // scratch: {}\n", start, words, commentSafe(sc.bytes.str()));
+      needs += fmt::format("    {{{}, {}, {}}},\n", start, sc.reserved, cStringLiteral(sc.what));
+    }
+    vars["NUM_PARAM_DIMS"] = std::to_string(fit.exprs.size());
+    vars["PARAM_CODE"] = codeText;
+    vars["PARAM_AT"] = at;
+    vars["NUM_SCRATCH_NEEDS"] = std::to_string(fit.scratch.size());
+    vars["SCRATCH_NEEDS"] = needs;
   }
   launches = splitPhases(std::move(launches));
 

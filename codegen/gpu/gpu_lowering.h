@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,18 @@ struct LowerContext {
   int64_t scratchBytes = 0;  // scratch used by the launch being lowered (the emitter resets it)
   bool fp16 = false;  // --precision fp16: Gemm/MatMul/Conv on the tensor-core programs (F16); the
                       // activations' float16 storage is the values' dtype (passes/half_storage.cpp)
+  // A graph with dynamic dimensions (docs/DYNAMIC_SHAPES.md, "cuda and hip"): the emitter lowers
+  // every node at many bindings of the symbols (the values' dims set to each) and fits each integer
+  // literal of the items' `init` that varies as an expression of the symbols, so the items must be
+  // the same text at every binding but for those literals. Lowering then (1) makes every choice of
+  // program by the dims at the reference binding (refDims: every symbol at its maximum), never by
+  // the dims being lowered, and (2) writes scratch as "SCRATCH_AT(k)" (the launch's k-th request,
+  // its sizes in scratchRequests), placed by the emitter once every binding's sizes are known.
+  bool dynamic = false;
+  const std::map<const Value*, Dims>* refDims = nullptr;
+  std::vector<int64_t> scratchRequests;
+  // The dims a lowering decides its program by: v's dims, or at the reference binding (dynamic).
+  const Dims& choiceDims(const Value* v) const;
 
   int slot(const Value* v) const { return slots->at(v); }
   // "SCRATCH(off)": the device address of `bytes` bytes of temporary memory for the node being
@@ -64,6 +77,35 @@ struct LowerContext {
 // The items of one node with `tile` from the cost model (empty TileConfig: a default). Errors are
 // kUnsupported and name the node and what is missing.
 Expected<std::vector<GpuItem>> lowerNode(const Node& n, const TileConfig& tile, LowerContext& cx);
+
+// Dynamic dimensions (gpu_dynamic.cpp): one launch's items as lowered at one binding, with the
+// sizes of its scratch requests (LowerContext::scratchRequests).
+struct DynLaunchText {
+  std::vector<GpuItem> items;
+  std::vector<int64_t> scratch;
+};
+// Lowers every launch, in order, with the graph's values at the dims they have now.
+using DynLowerFn = std::function<Status(std::vector<DynLaunchText>*)>;
+struct DynParamsResult {
+  std::vector<DimExpr> exprs;  // MG_DIM(k) in the rewritten items is exprs[k] at the binding
+  struct Scratch {
+    DimExpr bytes;     // a request's size at the binding...
+    int64_t reserved;  // ... which must not pass what is reserved for it
+    std::string what;
+  };
+  std::vector<Scratch> scratch;
+  int64_t scratchBytes = 0;  // the scratch region (the largest launch's)
+};
+// `launches` holds the items lowered at the reference binding (LowerContext::dynamic set); `lower`
+// lowers them again at the binding the values' dims are set to. Fits every integer literal of
+// the items' init that varies between bindings as an expression of the graph's symbols (coords:
+// fitDimExpr's coordinates per launch), verifies them at the checking bindings, and rewrites the
+// items' init: MG_DIM(k) for a varying literal, SCRATCH(offset) for SCRATCH_AT(r). kUnsupported,
+// naming the launch (launchNames), when the items differ in anything else or a literal has no
+// expression. The graph's value types are the reference ones again when it returns.
+Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNames,
+                        const std::vector<std::vector<DimExpr>>& coords, const DynLowerFn& lower,
+                        std::vector<DynLaunchText>* launches, DynParamsResult* result);
 
 // A lowering function: lowerNode's contract for the ops whose table entry names it.
 using LowerFn = Expected<std::vector<GpuItem>> (*)(const Node& n, const TileConfig& tile, LowerContext& cx);
@@ -109,6 +151,11 @@ std::string functorName(LowerContext& cx);
 int itemsPerThread(const TileConfig& tile);
 // Strides of `in` broadcast to `out` (numpy rules: right-aligned, extent-1 dims repeat).
 std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out);
+// The same for values, deciding which dims broadcast by LowerContext::choiceDims (a dynamic dim that
+// is 1 at the reference broadcasts at every binding; one that is 1 only here, where the result's is
+// not, broadcasts here only, which the dynamic fit then refuses). A dim of extent 1 in both may
+// take any stride.
+std::vector<int64_t> broadcastStrides(const LowerContext& cx, const Value* in, const Value* out);
 
 // The lowering functions that lowering_table.cpp names, by file. Each refuses (kUnsupported) the
 // element types and attributes that its programs do not cover.
@@ -170,6 +217,8 @@ Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, L
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).
 namespace opset {
+// ConstantOfShape (one value over the result's dims).
+Expected<std::vector<GpuItem>> lowerConstantOfShape(const Node& n, const TileConfig& tile, LowerContext& cx);
 // Cast, CastLike.
 Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, LowerContext& cx);
 // BitwiseAnd/Or/Xor/Not, BitShift.

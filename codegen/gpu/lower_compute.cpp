@@ -79,23 +79,26 @@ struct GemmView {
 // Batch stride of an operand of MatMul: 0 when it has no batch dims (or all are 1), its matrix
 // size when its batch dims equal the output's; otherwise the batch broadcast is not expressible
 // with one stride.
-bool batchStride(const Value* v, const Value* y, int64_t matrix, int64_t& stride) {
+// The decision is by the dims at the reference binding in a dynamic graph (LowerContext::choiceDims):
+// a batch that is 1 only at some bindings keeps the matrix stride, which is as right for one batch.
+bool batchStride(const LowerContext& cx, const Value* v, const Value* y, int64_t matrix, int64_t& stride) {
+  const Dims &vd = cx.choiceDims(v), &yd = cx.choiceDims(y);
   int vb = std::max(0, v->rank() - 2), yb = std::max(0, y->rank() - 2);
   int64_t prod = 1;
-  for (int i = 0; i < vb; ++i) prod *= v->dims()[i];
+  for (int i = 0; i < vb; ++i) prod *= vd[i];
   if (prod == 1) return stride = 0, true;
   if (vb != yb) {
     // Leading 1s then the same dims as the output.
     if (vb > yb) return false;
     for (int i = 0; i < vb; ++i)
-      if (v->dims()[i] != y->dims()[yb - vb + i]) return false;
+      if (vd[i] != yd[yb - vb + i]) return false;
     int64_t ylead = 1;
-    for (int i = 0; i < yb - vb; ++i) ylead *= y->dims()[i];
+    for (int i = 0; i < yb - vb; ++i) ylead *= yd[i];
     if (ylead != 1) return false;
     return stride = matrix, true;
   }
   for (int i = 0; i < vb; ++i)
-    if (v->dims()[i] != y->dims()[i]) return false;
+    if (vd[i] != yd[i]) return false;
   return stride = matrix, true;
 }
 
@@ -204,9 +207,9 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
     alpha = static_cast<float>(n.attrs().getFloat("alpha", 1.0));
     if (const Value* c = n.input(2)) {
       // C broadcasts to M x N (numpy rules).
-      Dims cd = c->dims();
-      if (cd.size() == 2) cm = cd[0] == 1 ? 0 : cd[1], cn = cd[1] == 1 ? 0 : 1;
-      else if (cd.size() == 1) cn = cd[0] == 1 ? 0 : 1;
+      Dims cd = c->dims(), cc = cx.choiceDims(c);
+      if (cd.size() == 2) cm = cc[0] == 1 ? 0 : cd[1], cn = cc[1] == 1 ? 0 : 1;
+      else if (cd.size() == 1) cn = cc[0] == 1 ? 0 : 1;
       cPtr = cx.typedPtr("float", c, true);
       beta = n.attrs().getFloat("beta", 1.0);
     }
@@ -219,7 +222,7 @@ Expected<std::vector<GpuItem>> lowerGemm(const Node& n, const TileConfig& tile, 
     g.bK = br >= 2 ? g.N : 1, g.bN = br >= 2 ? 1 : 0;
     int64_t out = y->type().numel();
     g.batch = g.M * g.N > 0 ? out / (g.M * g.N) : 0;
-    if (!batchStride(a, y, g.M * g.K, g.aB) || !batchStride(b, y, g.K * g.N, g.bB))
+    if (!batchStride(cx, a, y, g.M * g.K, g.aB) || !batchStride(cx, b, y, g.K * g.N, g.bB))
       return unsupported("{}: MatMul batch broadcasting {} x {} (the cuda/hip targets need equal or absent batch dims)",
                          n.describe(), a->type().str(), b->type().str());
   }
@@ -327,7 +330,11 @@ Expected<std::vector<GpuItem>> lowerReduce(const Node& n, const TileConfig& tile
   if (od.empty()) od = {1}, os = {0};
   if (rd.empty()) rd = {1}, rs = {0};
   // One output per thread for short reductions; one block per output (tree) for long ones.
-  bool perBlock = redN >= 256;
+  // (By the reference dims in a dynamic graph: both programs compute any size.)
+  int64_t choiceRedN = 1;
+  for (int d = 0; d < x->rank(); ++d)
+    if (reduced[d]) choiceRedN *= cx.choiceDims(x)[d];
+  bool perBlock = choiceRedN >= 256;
   GpuItem it = perBlock ? programItem("reduce", "mgk::kReducePerBlock, 1, 256", "mgk::ReduceParams", 256, true,
                              "block per output")
                         : programItem("reduce", "mgk::kReducePerThread, 1, 256", "mgk::ReduceParams", 256, false,

@@ -68,7 +68,7 @@ Expected<std::vector<GpuItem>> lowerTranspose(const Node& n, const TileConfig& t
 
 Expected<std::vector<GpuItem>> lowerExpand(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
-  return std::vector<GpuItem>{copyItem(cx, x, 0, broadcastStrides(x->dims(), y->dims()), y, 0,
+  return std::vector<GpuItem>{copyItem(cx, x, 0, broadcastStrides(cx, x, y), y, 0,
                                        contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
 }
 
@@ -276,6 +276,23 @@ Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile
   const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
   const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
   if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
+  if (cx.dynamic) {
+    // Dynamic dims: the axis's extent and stride change with the binding, so they are launch
+    // parameters, not functor text: operands 2 and 3 read nothing, and their offsets (idx[2],
+    // idx[3] with all strides 0) carry the extent and the stride.
+    std::string f = functorHead(name) +
+                    fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"
+                                "    if (j < 0) j += idx[2];\n"
+                                "    if (j < 0 || j >= idx[2]) j = 0;  // out of range: the CPU target reports it\n"
+                                "    static_cast<{}*>(out)[o] = static_cast<const {}*>(in[0])[idx[0] + j * idx[3]];\n",
+                                ctypeOf(ind->dtype()), et, et) +
+                    kFunctorTail;
+    std::vector<int64_t> none(y->rank(), 0);
+    return std::vector<GpuItem>{mapItem(name, f, y->dims(),
+                                        {{cx.ptr(x), 0, dataS}, {cx.ptr(ind), 0, indS}, {"nullptr", x->dims()[axis], none},
+                                         {"nullptr", xs[axis], none}},
+                                        cx.ptr(y), 0, contiguousStrides(y->dims()), itemsPerThread(tile))};
+  }
   std::string f = functorHead(name) +
                   fmt::format("    int64_t j = static_cast<int64_t>(static_cast<const {}*>(in[1])[idx[1]]);\n"
                               "    if (j < 0) j += {};\n"

@@ -35,6 +35,15 @@ std::vector<int64_t> broadcastStrides(const Dims& in, const Dims& out) {
   return s;
 }
 
+std::vector<int64_t> broadcastStrides(const LowerContext& cx, const Value* in, const Value* out) {
+  const Dims &id = in->dims(), &od = out->dims(), &ref = cx.choiceDims(in);
+  std::vector<int64_t> cs = contiguousStrides(id), s(od.size(), 0);
+  size_t off = od.size() - id.size();
+  for (size_t d = 0; d < id.size(); ++d)
+    s[off + d] = ref[d] == 1 || (id[d] == 1 && od[off + d] != 1) ? 0 : cs[d];
+  return s;
+}
+
 int itemsPerThread(const TileConfig& t) { return t.itemsPerThread > 0 ? t.itemsPerThread : 4; }
 
 std::string functorName(LowerContext& cx) { return fmt::format("F{}_{}", cx.step, cx.functorCounter++); }
@@ -284,7 +293,7 @@ Expected<std::vector<GpuItem>> lowerElementwise(const Node& n, const TileConfig&
       s.assign(y->rank(), 0);
       if (y->rank() >= 2) s[1] = 1;
     } else {
-      s = broadcastStrides(v->dims(), y->dims());
+      s = broadcastStrides(cx, v, y);
     }
     ins.push_back({cx.ptr(v), 0, s});
   }

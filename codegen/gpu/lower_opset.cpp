@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "elementwise_exprs.h"
 #include "lower_opset.h"
@@ -68,7 +69,7 @@ Expected<std::vector<GpuItem>> elementwise(const Node& n, const std::vector<cons
                          dtypeName(ins[k]->dtype()));
     f += fmt::format("    const {0} a{1} = static_cast<const {0}*>(in[{1}])[idx[{1}]];\n", t, k);
     ops.push_back({cx.ptr(ins[k]), 0,
-                   k < strides.size() ? strides[k] : broadcastStrides(ins[k]->dims(), y->dims())});
+                   k < strides.size() ? strides[k] : broadcastStrides(cx, ins[k], y)});
   }
   f += body + kFunctorTail;
   return std::vector<GpuItem>{mapItem(name, f, y->dims(), ops, cx.ptr(y), 0,
@@ -115,6 +116,30 @@ Expected<std::vector<GpuItem>> lowerCast(const Node& n, const TileConfig& tile, 
   const char* to = storageType(y->dtype());
   if (!to) return unsupported("{}: {} to {} on the cuda/hip targets", n.describe(), n.kind(), dtypeName(y->dtype()));
   return elementwise(n, {x}, store(y, fmt::format("mgk::convertTo<{}>(a0)", to)), tile, cx);
+}
+
+// ---- ConstantOfShape: runtime/cpu/k_tensor.cpp kConstantOfShape -----------------------------
+// The result's dims are its type's (static, or at the binding being lowered: with dynamic dims the
+// shape operand is shape data that the package writes, never read here). The value is the CPU's:
+// mg_value as a double for float results, mg_value_i (or mg_value truncated) for the others,
+// converted as Cast converts.
+Expected<std::vector<GpuItem>> lowerConstantOfShape(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value* y = n.output(0);
+  const char* to = storageType(y->dtype());
+  if (!to) return unsupported("{}: ConstantOfShape of {} on the cuda/hip targets", n.describe(), dtypeName(y->dtype()));
+  std::string value;
+  if (isFloat(y->dtype())) {
+    const double v = n.attrs().getFloat("mg_value", 0.0);
+    if (std::isnan(v)) value = "static_cast<double>(NAN)";
+    else if (std::isinf(v)) value = v > 0 ? "static_cast<double>(INFINITY)" : "(-static_cast<double>(INFINITY))";
+    else value = fmt::format("{:.17g}", v);
+    if (value.find_first_of(".eN(I") == std::string::npos) value += ".0";  // a double, not an int
+  } else {
+    const int64_t v = n.attrs().has("mg_value_i") ? n.attrs().getInt("mg_value_i", 0)
+                                                    : static_cast<int64_t>(n.attrs().getFloat("mg_value", 0.0));
+    value = fmt::format("static_cast<int64_t>({}LL)", v);
+  }
+  return elementwise(n, {}, store(y, fmt::format("mgk::convertTo<{}>({})", to, value)), tile, cx);
 }
 
 // ---- QuantizeLinear, DequantizeLinear: k_quantize.cpp, runtime/common/mg_quant.h ------------

@@ -85,6 +85,7 @@ std::vector<Entry> buildEntries() {
       {"LpPool", opset::lowerWindow},
       {"DeformConv", opset::lowerWindow},
       {"CenterCropPad", opset::lowerCenterCropPad},
+      {"ConstantOfShape", opset::lowerConstantOfShape},
       {"Cast", opset::lowerCast},
       {"CastLike", opset::lowerCast},
       {"BitwiseAnd", opset::lowerBitwise},

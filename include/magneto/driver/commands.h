@@ -60,7 +60,7 @@ struct CompileResult {
 };
 
 // Checks that the target is one of "cpu", "cuda", "hip".
-// Dynamic dimensions are for the cpu target only (exit status 2 for cuda and hip).
+// Dynamic dimensions: every target compiles them (cpu, cuda and hip); an unknown target is refused.
 Status checkDynamicTarget(const std::string& target, const std::vector<DimSymbol>& dynamic);
 // Parses "NAME=LO..HI" (--dynamic) / "NAME=V1,V2,..." (--opt).
 Expected<DimSymbol> parseDynamicFlag(const std::string& text);
