@@ -120,10 +120,11 @@ struct Launch {
   std::vector<int64_t> scratchRequests;  // dynamic graphs: LowerContext::scratchRequests
 };
 
-// What the memory plan decided from the reference dims that the launch parameters cannot follow
-// at other bindings: an operand written in place inside its Concat's result, or a channel slice
-// viewed at a byte offset, where the offset would change with the dims (a slot's place in the
-// arena is fixed).
+// What the launch parameters cannot follow at other bindings: an operand written in place inside
+// its Concat's result, or a channel slice viewed at a byte offset, where the offset would change
+// with the dims (a slot's place in the arena is fixed). The memory plan makes such placements only
+// between values of static extent (src/analysis/memory_plan.cpp), so this is a guard against a
+// later plan that forgets it: a refusal by node instead of a package wrong at other bindings.
 Status checkDynamicGpuPlan(const Graph& g, const MemoryPlan& plan) {
   auto varying = [](const Value* v) {
     for (const DimExpr& e : v->symDims())

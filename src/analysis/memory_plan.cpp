@@ -44,6 +44,17 @@ bool canAlias(const Node* n) {
   return a.ok() && b.ok() && a.value() == b.value();
 }
 
+// Whether a value's extent changes with the dynamic dims (docs/DYNAMIC_SHAPES.md). The arena
+// places values at fixed offsets, planned at the reference dims: an in-place Concat operand or a
+// channel-slice view whose offset or contiguity depends on a symbol would be right at one binding
+// only (a Concat on the batch axis: the second operand starts after the first's B rows), so those
+// placements are made only between values of static extent.
+bool extentVaries(const Value* v) {
+  for (const DimExpr& e : v->symDims())
+    if (!e.isConstant()) return true;
+  return false;
+}
+
 // MgChannelSlice with batch 1 of an arena intermediate: channels [begin, end) are one contiguous
 // run of bytes inside the operand, so the result is a view at a byte offset (returned in `offset`).
 bool canOffsetAlias(const Node* n, int64_t& offset) {
@@ -52,6 +63,7 @@ bool canOffsetAlias(const Node* n, int64_t& offset) {
   const Value* in = n->input(0);
   const Value* out = n->output(0);
   if (!isArenaValue(in) || out->isGraphOutput() || in->dtype() != out->dtype()) return false;
+  if (extentVaries(in) || extentVaries(out)) return false;
   if (in->rank() < 2 || in->dims()[0] != 1) return false;
   int64_t begin = n->attrs().getInt("begin", -1);
   if (begin < 0) return false;
@@ -69,6 +81,7 @@ ConcatElision planConcatElision(const Graph& g) {
     if (n->kind() != "Concat" || n->numOutputs() != 1 || n->numInputs() < 1) continue;
     const Value* y = n->output(0);
     if (!isArenaValue(y) || y->dtype() == DType::kString || dtypeSize(y->dtype()) == 0) continue;
+    if (extentVaries(y)) continue;
     int64_t axis = n->attrs().getInt("axis", 0);
     if (axis < 0) axis += y->rank();
     if (axis < 0 || axis >= y->rank()) continue;
@@ -84,7 +97,7 @@ ConcatElision planConcatElision(const Graph& g) {
     for (const Value* v : n->inputs()) {
       int64_t offset = at;
       at += v ? v->dims()[axis] * inner : 0;
-      if (!v || times[v] != 1 || !isArenaValue(v) || v->dtype() != y->dtype()) continue;
+      if (!v || times[v] != 1 || !isArenaValue(v) || v->dtype() != y->dtype() || extentVaries(v)) continue;
       const Node* p = v->producer();
       int64_t unused = 0;
       if (canAlias(p) || canOffsetAlias(p, unused) || p->kind() == "Concat") continue;
