@@ -183,6 +183,16 @@ case "$case_name" in
       --dynamic batch=1..8 --dynamic seq=1..64 --target cuda --emulate -q"
     expect_in "$dir/out" "model_set_input_dims: input 0 \('x'\) dim 0 \(symbol 'batch'\) must be in \[1, 8\], got 16" \
       "the cuda package refuses batch 16 by name and range"
+    # A Concat along the batch axis: its second operand's place in the result moves with the batch
+    # (the memory plan must copy, not write in place by one binding's offsets). numpy's outputs.
+    /usr/bin/python3 "$src/tests/e2e/dynamic_batch_concat_model.py" "$dir/cat" >/dev/null ||
+      fail "the generator dynamic_batch_concat_model.py failed"
+    for t in cpu cuda; do
+      run "batch-axis Concat on $t at batch 1, 3, 8" -- "$magnetoc" check "$dir/cat/model.onnx" \
+        --data "$dir/cat/test_data_set_0" --data "$dir/cat/test_data_set_1" --data "$dir/cat/test_data_set_2" \
+        --dynamic batch=1..8 --target "$t" --emulate -q
+      expect_in "$dir/out" "PASS: 3 output\(s\) in 3 data set\(s\)" "the batch-axis Concat matches numpy on $t"
+    done
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac
