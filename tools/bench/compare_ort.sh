@@ -78,23 +78,7 @@ export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/magneto-bench.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-# median_ms from the last `median_ms=` line of a command's output, or "error".
-median_of() {
-  local log="$1"; shift
-  if "$@" >"$log" 2>&1; then
-    local v
-    v="$(grep -o 'median_ms=[0-9.eE+-]*' "$log" | tail -n1 | cut -d= -f2)"
-    [ -n "$v" ] && { echo "$v"; return; }
-  fi
-  echo "error"
-}
-
-# The median of the given figures, or "error" when any is.
-median_of_list() {
-  local v
-  for v in "$@"; do [ "$v" = error ] && { echo error; return; }; done
-  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+source "$root/tools/bench/medians.sh"
 
 status=0
 header="| model | threads | magneto ms | ort ms | ratio (ort/magneto) |"

@@ -52,20 +52,7 @@ export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/magneto-dynbench.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-median_of() {
-  local log="$1"; shift
-  if "$@" >"$log" 2>&1; then
-    local v
-    v="$(grep -o 'median_ms=[0-9.eE+-]*' "$log" | tail -n1 | cut -d= -f2)"
-    [ -n "$v" ] && { echo "$v"; return; }
-  fi
-  echo "error"
-}
-median_of_list() {
-  local v
-  for v in "$@"; do [ "$v" = error ] && { echo error; return; }; done
-  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+source "$root/tools/bench/medians.sh"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "error" || b == "error" || b <= 0) print "-"; else printf "%.3f", a / b }'; }
 
 # For DIR and batch B: writes $tmp/in-B/input_K.pb (data set 0 tiled along the batch axis) and
