@@ -19,15 +19,27 @@
 // constant weights with data, constant bias (if any), same strides and dilations and epilogue as
 // the rest of its merge set, identical output shape after widening. Merge sets are formed greedily
 // in schedule order; a candidate that does not fit any open set starts a new one.
-// Profitability (host CPU, where a launch costs microseconds and FLOPs dominate): the widened
-// conv must not do more than kMaxPaddingFlopsRatio{Cpu,Gpu} times the members' FLOPs (by the
-// PassContext's target). 1x1 with 1x1 is always free (ratio 1).
+// Profitability, two steps. (1) Forming a set: the widened conv must not do more than
+// kMaxPaddingFlopsRatio{Cpu,Gpu} times the members' FLOPs (by the PassContext's target; 1x1 with
+// 1x1 is ratio 1). (2) Pricing it (issue #16) on the cost model of the PassContext's device against
+// the alternative the merge removes, merging only where the merged form is strictly cheaper:
+//   merged   = the wide conv's best kernel + a copy launch per slice that stays a kernel (batch
+//              not 1, or a graph output; at batch 1 slices are views) + the fork's other siblings
+//              as parallel-co-optimize would run them without the (marked, skipped) wide conv;
+//   separate = members + those siblings as parallel-co-optimize would run them
+//              (decideSiblingGroup: sequential / co-tuned joint kernel / streams) + the Concat of
+//              the members' results that the merge elides (0 where the planner places it in place).
+// A declined widened set is retried as its same-geometry subsets. A declined set is recorded as an
+// advisory "none" group (marks nothing, claims no members: parallel-co-optimize still decides
+// them) whose reason gives both sides; a merged group's reason gives them too. Without a device
+// profile, step (1) alone decides.
 // Zero-copy: MgChannelSlice of an N=1 arena tensor is a byte-offset view in the memory planner
 // (src/analysis/memory_plan.cpp); a Concat along channels of slices that tile the merged result in
 // order is the merged result itself and is replaced by it (SqueezeNet's fire expand).
 //
 // Records one ParallelGroup (strategy "wide") per merged set and tags the merged node with it.
-// Golden tests: tests/ir/wide_merge.mlir, wide_merge_pad.mlir, wide_merge_negative.mlir; unit tests
+// Golden tests: tests/ir/wide_merge.mlir, wide_merge_pad.mlir, wide_merge_negative.mlir,
+// wide_merge_cost.mlir (merged at batch 1, declined at batch 8 on the h200); unit tests
 // (planner offset views): tests/unit/wide_merge_test.cpp; end to end: tests/e2e/wide_merge_model.py.
 #include <algorithm>
 #include <cstdio>
@@ -590,7 +602,7 @@ class WideMerger {
 
 Expected<bool> wideMerge(Graph& g, PassContext& ctx) {
   double ratio = ctx.target == "cpu" ? kMaxPaddingFlopsRatioCpu : kMaxPaddingFlopsRatioGpu;
-  // The profile only fills the report's modeled latency: without one the merge is the same.
+  // The profile prices every set (see the header); without one the FLOPs rule alone decides.
   auto profile = ctx.profile();
   return WideMerger(g, Logger{&ctx}, ratio, profile.ok() ? *profile : nullptr).run();
 }
