@@ -126,7 +126,6 @@ std::string rejectAlone(Node* n, ConvInfo& info) {
 }
 
 using merge::sameEpilogue;
-using P = DeviceProfile;
 
 // The merged geometry of a set: kernel = max per dim, pads from a member with that kernel.
 struct Geometry {
@@ -346,7 +345,7 @@ class WideMerger {
       return pr;
     }
     Value* x = set[0]->node->input(0);
-    const P& p = *profile_;
+    const DeviceProfile& p = *profile_;
     // The merged conv, built in a scratch graph from types only (opaque weights).
     Graph scratch;
     Value* xs = scratch.addInput("x", x->type());
