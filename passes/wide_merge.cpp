@@ -24,7 +24,8 @@
 // 1x1 is ratio 1). (2) Pricing it (issue #16) on the cost model of the PassContext's device against
 // the alternative the merge removes, merging only where the merged form is strictly cheaper:
 //   merged   = the wide conv's best kernel + a copy launch per slice that stays a kernel (batch
-//              not 1, or a graph output; at batch 1 slices are views) + the fork's other siblings
+//              not 1, or a graph output, or a member the planner wrote in place into another
+//              Concat, where a view cannot live; else a view) + the fork's other siblings
 //              as parallel-co-optimize would run them without the (marked, skipped) wide conv;
 //   separate = members + those siblings as parallel-co-optimize would run them
 //              (decideSiblingGroup: sequential / co-tuned joint kernel / streams) + the Concat of
@@ -383,15 +384,21 @@ class WideMerger {
     if (concat) concatUs = concatCost(*concat, scratch);
 
     // Slices that stay: a member read by anything but that Concat, or a graph output. A slice is
-    // a byte-offset view when the batch is 1 (and not a graph output), else a copy launch.
+    // a byte-offset view when the batch is 1 (and not a graph output), else a copy launch. A view
+    // cannot also live inside another Concat's result: where the member was written in place into
+    // one (the planner's choice without the merge), the merge adds that copy back (the Concat's,
+    // or place-concat-slices' materialized slice).
     double slicesUs = 0;
     int copies = 0;
     int64_t c0 = 0;
     for (const ConvInfo* c : set) {
       const Value* out = c->node->output(0);
-      bool kept = out->isGraphOutput();
-      for (const Use& u : out->uses()) kept |= u.node != concat;
-      bool view = outDims[0] == 1 && !out->isGraphOutput();
+      bool kept = out->isGraphOutput(), placed = false;
+      for (const Use& u : out->uses()) {
+        kept |= u.node != concat;
+        placed |= u.node != concat && u.node->kind() == "Concat" && concats_.isInPlace(u.node, out);
+      }
+      bool view = outDims[0] == 1 && !out->isGraphOutput() && !placed;
       if (kept && !view) {
         AttrMap sa;
         sa.set("begin", c0);
