@@ -315,6 +315,7 @@ class WideMerger {
   // (or an estimate) the FLOPs rule that formed the set decides. A declined set is recorded as a
   // "none" group (advisory: its members stay free for the later passes) with the figures.
   bool pays(const std::vector<const ConvInfo*>& set) {
+    lastPricing_.clear();
     if (!profile_) return true;
     Pricing pr = price(set);
     if (!pr.priced) {
