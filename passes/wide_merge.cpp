@@ -24,8 +24,8 @@
 // 1x1 is ratio 1). (2) Pricing it (issue #16) on the cost model of the PassContext's device against
 // the alternative the merge removes, merging only where the merged form is strictly cheaper:
 //   merged   = the wide conv's best kernel + a copy launch per slice that stays a kernel (batch
-//              not 1, or a graph output, or a member the planner wrote in place into another
-//              Concat, where a view cannot live; else a view) + the fork's other siblings
+//              not 1, a dynamic extent, a graph output, or a member the planner wrote in place
+//              into another Concat, where a view cannot live; else a view) + the fork's other siblings
 //              as parallel-co-optimize would run them without the (marked, skipped) wide conv;
 //   separate = members + those siblings as parallel-co-optimize would run them
 //              (decideSiblingGroup: sequential / co-tuned joint kernel / streams) + the Concat of
@@ -51,6 +51,7 @@
 #include <set>
 
 #include "magneto/analysis/memory_plan.h"
+#include "magneto/ir/dim_expr.h"
 #include "magneto/ir/op_schema.h"
 #include "magneto/passes/parallel_analysis.h"
 #include "magneto/passes/parallel_co_optimize.h"
@@ -127,6 +128,14 @@ std::string rejectAlone(Node* n, ConvInfo& info) {
 }
 
 using merge::sameEpilogue;
+
+// Whether a value's extent changes with the dynamic dims: the memory planner makes channel-slice
+// views only between values of static extent (docs/DYNAMIC_SHAPES.md), so such a slice copies.
+bool wideExtentVaries(const Value* v) {
+  for (const DimExpr& e : v->symDims())
+    if (!e.isConstant()) return true;
+  return false;
+}
 
 // The merged geometry of a set: kernel = max per dim, pads from a member with that kernel.
 struct Geometry {
@@ -399,7 +408,8 @@ class WideMerger {
         kept |= u.node != concat;
         placed |= u.node != concat && u.node->kind() == "Concat" && concats_.isInPlace(u.node, out);
       }
-      bool view = outDims[0] == 1 && !out->isGraphOutput() && !placed;
+      bool view = outDims[0] == 1 && !out->isGraphOutput() && !placed && !wideExtentVaries(out) &&
+                  !wideExtentVaries(x);
       if (kept && !view) {
         AttrMap sa;
         sa.set("begin", c0);
