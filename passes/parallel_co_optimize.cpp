@@ -48,7 +48,9 @@ class CoOptimizer {
   bool run() {
     // Groups already recorded (a rerun, or a parsed graph) by their member names: not decided twice.
     std::set<std::vector<std::string>> recorded;
-    for (const auto& [id, pg] : g_.groups()) recorded.insert(pg.members);
+    // Advisory groups (a merge another pass declined) leave their members to this pass.
+    for (const auto& [id, pg] : g_.groups())
+      if (!pg.advisory) recorded.insert(pg.members);
     bool changed = false;
     for (const SiblingGroup& sg : findSiblingGroups(g_)) {
       std::vector<Node*> members;
@@ -70,7 +72,8 @@ class CoOptimizer {
         log(where + ": already decided, skipped");
         continue;
       }
-      CoOptimizeDecision d = decide(members);
+      CoOptimizeDecision d =
+          decideSiblingGroup(std::vector<const Node*>(members.begin(), members.end()), p_);
       std::string why;
       if (d.strategy != "none" && !group_order::makeContiguous(g_, members, why)) {
         d.reason = fmt::format("{} ({}) declined: {}", d.strategy, d.reason, why);
@@ -101,60 +104,6 @@ class CoOptimizer {
  private:
   void log(const std::string& line) const { ctx_.trace(kCoOptimizePass, line); }
 
-  CoOptimizeDecision decide(const std::vector<Node*>& members) const {
-    std::vector<const Node*> ms(members.begin(), members.end());
-    CoOptimizeDecision d;
-    d.sequentialUs = sequentialLatency(ms, p_);
-    d.jointUs = d.streamsUs = kInf;
-    d.strategy = "none";
-    if (!std::isfinite(d.sequentialUs)) {
-      d.reason = fmt::format("no kernel estimate for every member on {}", p_.name);
-      return d;
-    }
-    std::string jointWhy;
-    JointEstimate j;
-    if (ms.size() > kMaxJointMembers) {
-      jointWhy = fmt::format("{} members exceed kMaxJointMembers = {}", ms.size(), kMaxJointMembers);
-    } else {
-      j = coTune(ms, p_);
-      if (j.valid) d.jointUs = j.latencyUs;
-      else jointWhy = "no joint kernel: " + j.reason;
-    }
-    if (p_.isGpu()) d.streamsUs = streamsLatency(ms, p_);
-    const double seq = d.sequentialUs;
-    bool jointOk = d.jointUs <= seq * (1 - kMinGain);
-    bool streamsOk = d.streamsUs <= seq * (1 - kMinStreamsGain);
-    if (jointOk && (!streamsOk || d.jointUs <= d.streamsUs)) {
-      d.strategy = "joint";
-      d.reason = fmt::format("joint {} vs sequential {} ({}), 1 launch instead of {}", us(d.jointUs),
-                             us(seq), percent(d.jointUs, seq), ms.size());
-      if (p_.isGpu() && j.independentLatencyUs > j.latencyUs)
-        d.reason += fmt::format("; co-tuned tiles beat independently tuned ({})",
-                                us(j.independentLatencyUs));
-      return d;
-    }
-    if (jointWhy.empty() && jointOk) {
-      jointWhy = fmt::format("joint {} ({}) is slower than streams", us(d.jointUs),
-                             percent(d.jointUs, seq));
-    } else if (jointWhy.empty()) {
-      double gain = 1 - d.jointUs / seq;
-      jointWhy = gain <= 0 ? fmt::format("joint {} vs sequential {}: no gain", us(d.jointUs), us(seq))
-                           : fmt::format("joint {} vs sequential {}: gain {:.1f}% below kMinGain "
-                                         "{:.0f}%",
-                                         us(d.jointUs), us(seq), 100 * gain, 100 * kMinGain);
-    }
-    if (streamsOk) {
-      d.strategy = "streams";
-      d.reason = fmt::format("streams {} vs sequential {} ({}); {}", us(d.streamsUs), us(seq),
-                             percent(d.streamsUs, seq), jointWhy);
-      return d;
-    }
-    d.reason = jointWhy;
-    if (p_.isGpu())
-      d.reason += fmt::format("; streams {} ({})", us(d.streamsUs), percent(d.streamsUs, seq));
-    return d;
-  }
-
   Graph& g_;
   PassContext& ctx_;
   const DeviceProfile& p_;
@@ -170,6 +119,59 @@ class ParallelCoOptimizePass : public Pass {
 };
 
 }  // namespace
+
+CoOptimizeDecision decideSiblingGroup(const std::vector<const Node*>& ms, const DeviceProfile& p) {
+  CoOptimizeDecision d;
+  d.sequentialUs = sequentialLatency(ms, p);
+  d.jointUs = d.streamsUs = kInf;
+  d.strategy = "none";
+  if (!std::isfinite(d.sequentialUs)) {
+    d.reason = fmt::format("no kernel estimate for every member on {}", p.name);
+    return d;
+  }
+  std::string jointWhy;
+  JointEstimate j;
+  if (ms.size() > kMaxJointMembers) {
+    jointWhy = fmt::format("{} members exceed kMaxJointMembers = {}", ms.size(), kMaxJointMembers);
+  } else {
+    j = coTune(ms, p);
+    if (j.valid) d.jointUs = j.latencyUs;
+    else jointWhy = "no joint kernel: " + j.reason;
+  }
+  if (p.isGpu()) d.streamsUs = streamsLatency(ms, p);
+  const double seq = d.sequentialUs;
+  bool jointOk = d.jointUs <= seq * (1 - kMinGain);
+  bool streamsOk = d.streamsUs <= seq * (1 - kMinStreamsGain);
+  if (jointOk && (!streamsOk || d.jointUs <= d.streamsUs)) {
+    d.strategy = "joint";
+    d.reason = fmt::format("joint {} vs sequential {} ({}), 1 launch instead of {}", us(d.jointUs),
+                           us(seq), percent(d.jointUs, seq), ms.size());
+    if (p.isGpu() && j.independentLatencyUs > j.latencyUs)
+      d.reason += fmt::format("; co-tuned tiles beat independently tuned ({})",
+                              us(j.independentLatencyUs));
+    return d;
+  }
+  if (jointWhy.empty() && jointOk) {
+    jointWhy = fmt::format("joint {} ({}) is slower than streams", us(d.jointUs),
+                           percent(d.jointUs, seq));
+  } else if (jointWhy.empty()) {
+    double gain = 1 - d.jointUs / seq;
+    jointWhy = gain <= 0 ? fmt::format("joint {} vs sequential {}: no gain", us(d.jointUs), us(seq))
+                         : fmt::format("joint {} vs sequential {}: gain {:.1f}% below kMinGain "
+                                       "{:.0f}%",
+                                       us(d.jointUs), us(seq), 100 * gain, 100 * kMinGain);
+  }
+  if (streamsOk) {
+    d.strategy = "streams";
+    d.reason = fmt::format("streams {} vs sequential {} ({}); {}", us(d.streamsUs), us(seq),
+                           percent(d.streamsUs, seq), jointWhy);
+    return d;
+  }
+  d.reason = jointWhy;
+  if (p.isGpu())
+    d.reason += fmt::format("; streams {} ({})", us(d.streamsUs), percent(d.streamsUs, seq));
+  return d;
+}
 
 Expected<bool> parallelCoOptimize(Graph& g, PassContext& ctx) {
   MG_ASSIGN_OR_RETURN(const DeviceProfile* p, ctx.profile());

@@ -19,27 +19,48 @@
 // constant weights with data, constant bias (if any), same strides and dilations and epilogue as
 // the rest of its merge set, identical output shape after widening. Merge sets are formed greedily
 // in schedule order; a candidate that does not fit any open set starts a new one.
-// Profitability (host CPU, where a launch costs microseconds and FLOPs dominate): the widened
-// conv must not do more than kMaxPaddingFlopsRatio{Cpu,Gpu} times the members' FLOPs (by the
-// PassContext's target). 1x1 with 1x1 is always free (ratio 1).
+// Profitability, two steps. (1) Forming a set: the widened conv must not do more than
+// kMaxPaddingFlopsRatio{Cpu,Gpu} times the members' FLOPs (by the PassContext's target; 1x1 with
+// 1x1 is ratio 1). (2) Pricing it (issue #16) on the cost model of the PassContext's device against
+// the alternative the merge removes, merging only where the merged form is strictly cheaper:
+//   merged   = the wide conv's best kernel + a copy launch per slice that stays a kernel (batch
+//              not 1, a dynamic extent, a graph output, or a member the planner wrote in place
+//              into another Concat, where a view cannot live; else a view) + the fork's other siblings
+//              as parallel-co-optimize would run them without the (marked, skipped) wide conv;
+//   separate = members + those siblings as parallel-co-optimize would run them
+//              (decideSiblingGroup: sequential / co-tuned joint kernel / streams) + the Concat of
+//              the members' results that the merge elides (0 where the planner places it in place).
+// A declined widened set is retried as its same-geometry subsets. A declined set is recorded as an
+// advisory "none" group (marks nothing, claims no members: parallel-co-optimize still decides
+// them) whose reason gives both sides; a merged group's reason gives them too. Without a device
+// profile, step (1) alone decides.
 // Zero-copy: MgChannelSlice of an N=1 arena tensor is a byte-offset view in the memory planner
 // (src/analysis/memory_plan.cpp); a Concat along channels of slices that tile the merged result in
 // order is the merged result itself and is replaced by it (SqueezeNet's fire expand).
 //
 // Records one ParallelGroup (strategy "wide") per merged set and tags the merged node with it.
-// Golden tests: tests/ir/wide_merge.mlir, wide_merge_pad.mlir, wide_merge_negative.mlir; unit tests
+// Golden tests: tests/ir/wide_merge.mlir, wide_merge_pad.mlir, wide_merge_negative.mlir,
+// wide_merge_cost.mlir (merged at batch 1, declined at batch 8 on the h200); unit tests
 // (planner offset views): tests/unit/wide_merge_test.cpp; end to end: tests/e2e/wide_merge_model.py.
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
+#include "magneto/analysis/memory_plan.h"
+#include "magneto/ir/dim_expr.h"
 #include "magneto/ir/op_schema.h"
+#include "magneto/passes/parallel_analysis.h"
+#include "magneto/passes/parallel_co_optimize.h"
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/cost_model.h"
 #include "magneto/target/device_profile.h"
+
+#include <fmt/format.h>
 
 #include "merge_common.h"
 
@@ -107,6 +128,14 @@ std::string rejectAlone(Node* n, ConvInfo& info) {
 }
 
 using merge::sameEpilogue;
+
+// Whether a value's extent changes with the dynamic dims: the memory planner makes channel-slice
+// views only between values of static extent (docs/DYNAMIC_SHAPES.md), so such a slice copies.
+bool wideExtentVaries(const Value* v) {
+  for (const DimExpr& e : v->symDims())
+    if (!e.isConstant()) return true;
+  return false;
+}
 
 // The merged geometry of a set: kernel = max per dim, pads from a member with that kernel.
 struct Geometry {
@@ -177,6 +206,12 @@ class WideMerger {
 
   bool run() {
     bool changed = false;
+    if (profile_) {
+      // What the alternative to a merge is priced against: the Concats the memory planner would
+      // place in place, and which siblings of a fork are independent (both of the input graph).
+      concats_ = planConcatElision(g_);
+      reach_ = std::make_unique<Reachability>(g_);
+    }
     // Forks in value creation order; the set of candidates is fixed before any rewrite.
     std::vector<std::vector<ConvInfo>> forks;
     for (Value* x : g_.values()) {
@@ -225,10 +260,12 @@ class WideMerger {
       if (!placed) sets.push_back({&c});
     }
     std::vector<std::vector<const ConvInfo*>> merged;
+    std::vector<std::vector<std::vector<const ConvInfo*>>> parts;  // per merged set: its phase-1 sets
     for (auto& set : sets) {
       std::string why;
       bool placed = false;
-      for (auto& into : merged) {
+      for (size_t i = 0; i < merged.size(); ++i) {
+        auto& into = merged[i];
         auto trial = into;
         trial.insert(trial.end(), set.begin(), set.end());
         Geometry geo;
@@ -236,6 +273,7 @@ class WideMerger {
         if (w.empty()) w = unprofitable(trial, geo, maxRatio_);
         if (w.empty()) {
           into = trial;
+          parts[i].push_back(set);
           placed = true;
           break;
         }
@@ -245,17 +283,208 @@ class WideMerger {
       if (!why.empty())
         for (const ConvInfo* c : set) log_("reject " + c->node->name() + " " + why);
       merged.push_back(set);
+      parts.push_back({set});
     }
-    bool changed = false;
-    for (auto& set : merged) {
-      if (set.size() < 2) continue;
-      // Channel order = schedule order of the members (cands are in schedule order).
+    // Channel order = schedule order of the members (cands are in schedule order).
+    auto inOrder = [&](const std::vector<const ConvInfo*>& set) {
       std::vector<const ConvInfo*> ordered;
       for (const ConvInfo& c : cands)
         if (std::find(set.begin(), set.end(), &c) != set.end()) ordered.push_back(&c);
-      changed |= mergeSet(ordered);
+      return ordered;
+    };
+    bool changed = false;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      if (merged[i].size() < 2) continue;
+      std::vector<const ConvInfo*> ordered = inOrder(merged[i]);
+      if (pays(ordered)) {
+        changed |= mergeSet(ordered);
+        continue;
+      }
+      // A widened set the cost model declines: its sets of one geometry (no zero taps) may
+      // still pay on their own.
+      if (parts[i].size() < 2) continue;
+      for (const auto& part : parts[i]) {
+        if (part.size() < 2) continue;
+        std::vector<const ConvInfo*> po = inOrder(part);
+        if (pays(po)) changed |= mergeSet(po);
+      }
     }
     return changed;
+  }
+
+  // The merged form of `set` as it would run, and the alternative it removes, on profile_.
+  struct Pricing {
+    bool priced = false;   // false: no profile or no estimate; the FLOPs rule alone decides
+    double mergedUs = 0;   // the wide conv + its slices that copy + the fork's other siblings
+    double separateUs = 0; // the members and other siblings as parallel-co-optimize runs them + Concat
+    std::string text;      // both sides, itemized, for the log and the report
+  };
+
+  // Whether `set` (in channel order) is worth one wider conv on the target. Without a profile
+  // (or an estimate) the FLOPs rule that formed the set decides. A declined set is recorded as a
+  // "none" group (advisory: its members stay free for the later passes) with the figures.
+  bool pays(const std::vector<const ConvInfo*>& set) {
+    lastPricing_.clear();
+    if (!profile_) return true;
+    Pricing pr = price(set);
+    if (!pr.priced) {
+      log_("merge " + set[0]->node->name() + " unpriced (" + pr.text + "): the FLOPs rule decides");
+      return true;
+    }
+    lastPricing_ = pr.text;
+    if (pr.mergedUs < pr.separateUs) return true;
+    ParallelGroup pg;
+    pg.strategy = "none";
+    pg.advisory = true;
+    pg.kernelsBefore = pg.kernelsAfter = static_cast<int>(set.size());
+    for (const ConvInfo* c : set) pg.members.push_back(merge::memberName(c->node));
+    std::vector<const Node*> members;
+    for (const ConvInfo* c : set) members.push_back(c->node);
+    pg.modeledUsBefore = pg.modeledUsAfter = sequentialLatency(members, *profile_);
+    pg.reason = fmt::format("wide merge of {} Convs on %{} declined: {}", set.size(),
+                            set[0]->node->input(0)->name(), pr.text);
+    g_.addGroup(pg);
+    log_("decline: " + pg.reason);
+    return false;
+  }
+
+  Pricing price(const std::vector<const ConvInfo*>& set) {
+    Pricing pr;
+    Geometry geo;
+    if (std::string w = fitGeometry(set, geo); !w.empty()) {
+      pr.text = w;
+      return pr;
+    }
+    Value* x = set[0]->node->input(0);
+    const DeviceProfile& p = *profile_;
+    // The merged conv, built in a scratch graph from types only (opaque weights).
+    Graph scratch;
+    Value* xs = scratch.addInput("x", x->type());
+    int64_t total = 0;
+    bool anyBias = false;
+    for (const ConvInfo* c : set) total += c->outChannels, anyBias |= c->node->hasInput(2);
+    std::vector<Value*> ins = {
+        xs, scratch.addConstant("w", Tensor::opaque({DType::kF32, {total, x->dims()[1], geo.kernel[0],
+                                                                   geo.kernel[1]}}, 0))};
+    if (anyBias) ins.push_back(scratch.addConstant("b", Tensor::opaque({DType::kF32, {total}}, 0)));
+    AttrMap attrs = set[0]->node->attrs();
+    attrs.erase("kernel_shape");
+    attrs.set("pads", geo.pads);
+    Dims outDims = set[0]->node->output(0)->dims();
+    outDims[1] = total;
+    Node* wide = scratch.createNode("Conv", ins, {{DType::kF32, outDims}}, attrs, "wide");
+    KernelEstimate we = bestKernel(*wide, p);
+    if (!we.valid || !std::isfinite(we.latencyUs)) {
+      pr.text = "no estimate of the merged conv: " + we.reason;
+      return pr;
+    }
+
+    // The Concat the merge removes: channels of exactly the members' results, in order.
+    const Node* concat = nullptr;
+    for (const Use& u : set[0]->node->output(0)->uses()) {
+      const Node* n = u.node;
+      if (n->kind() != "Concat" || n->numInputs() != set.size() || n->numOutputs() != 1) continue;
+      int64_t axis = n->attrs().getInt("axis", 0);
+      if (axis < 0) axis += n->output(0)->rank();
+      bool tiles = axis == 1 && n->output(0)->type() == wide->output(0)->type();
+      for (size_t i = 0; tiles && i < set.size(); ++i) tiles = n->input(i) == set[i]->node->output(0);
+      if (tiles) concat = n;
+    }
+    double concatUs = 0;
+    if (concat) concatUs = concatCost(*concat, scratch);
+
+    // Slices that stay: a member read by anything but that Concat, or a graph output. A slice is
+    // a byte-offset view when the batch is 1 (and not a graph output), else a copy launch. A view
+    // cannot also live inside another Concat's result: where the member was written in place into
+    // one (the planner's choice without the merge), the merge adds that copy back (the Concat's,
+    // or place-concat-slices' materialized slice).
+    double slicesUs = 0;
+    int copies = 0;
+    int64_t c0 = 0;
+    for (const ConvInfo* c : set) {
+      const Value* out = c->node->output(0);
+      bool kept = out->isGraphOutput(), placed = false;
+      for (const Use& u : out->uses()) {
+        kept |= u.node != concat;
+        placed |= u.node != concat && u.node->kind() == "Concat" && concats_.isInPlace(u.node, out);
+      }
+      bool view = outDims[0] == 1 && !out->isGraphOutput() && !placed && !wideExtentVaries(out) &&
+                  !wideExtentVaries(x);
+      if (kept && !view) {
+        AttrMap sa;
+        sa.set("begin", c0);
+        sa.set("end", c0 + c->outChannels);
+        Node* s = scratch.createNode("MgChannelSlice", {wide->output(0)}, {out->type()}, sa);
+        KernelEstimate se = bestKernel(*s, p);
+        if (se.valid && std::isfinite(se.latencyUs)) slicesUs += se.latencyUs;
+        ++copies;
+      }
+      c0 += c->outChannels;
+    }
+
+    // The fork's other siblings (ops reading %x that the later passes group with the members).
+    std::vector<const Node*> others;
+    for (const Use& u : x->uses()) {
+      Node* n = u.node;
+      if (n->group() >= 0 || !isGroupableOp(*n)) continue;
+      if (std::find(others.begin(), others.end(), n) != others.end()) continue;
+      bool member = false, indep = true;
+      for (const ConvInfo* c : set) {
+        member |= c->node == n;
+        indep &= reach_->independent(c->node, n);
+      }
+      for (const Node* o : others) indep &= reach_->independent(o, n);
+      if (!member && indep) others.push_back(n);
+    }
+    std::vector<const Node*> all;
+    for (const ConvInfo* c : set) all.push_back(c->node);
+    all.insert(all.end(), others.begin(), others.end());
+    CoOptimizeDecision sep = decideSiblingGroup(all, p);
+    double othersUs = 0;
+    std::string othersText;
+    if (others.size() >= 2) {
+      CoOptimizeDecision od = decideSiblingGroup(others, p);
+      othersUs = od.chosenUs();
+      othersText = fmt::format(" + {} other siblings {} {:.2f} us", others.size(), od.strategy, othersUs);
+    } else if (!others.empty()) {
+      othersUs = sequentialLatency(others, p);
+      othersText = fmt::format(" + 1 other sibling {:.2f} us", othersUs);
+    }
+    if (!std::isfinite(sep.chosenUs()) || !std::isfinite(othersUs)) {
+      pr.text = "no estimate of the members left separate: " + sep.reason;
+      return pr;
+    }
+    pr.priced = true;
+    pr.mergedUs = we.latencyUs + slicesUs + othersUs;
+    pr.separateUs = sep.chosenUs() + concatUs;
+    pr.text = fmt::format(
+        "merged {:.2f} us (wide {} conv {:.2f} us + {} slice copies {:.2f} us{}) vs separate {:.2f} us "
+        "({} of {} with {} other siblings {:.2f} us{})",
+        pr.mergedUs, dimsText(geo.kernel), we.latencyUs, copies, slicesUs, othersText, pr.separateUs,
+        sep.strategy == "none" ? std::string("sequential") : sep.strategy, all.size(), others.size(),
+        sep.chosenUs(), concat ? fmt::format(" + Concat {:.2f} us", concatUs) : std::string());
+    return pr;
+  }
+
+  // What the Concat `n` costs without the merge: nothing when the planner writes every operand in
+  // place, else the copy of the operands it still moves.
+  double concatCost(const Node& n, Graph& scratch) const {
+    if (concats_.isElided(&n)) return 0;
+    std::vector<Value*> ins;
+    int64_t axis = n.attrs().getInt("axis", 0);
+    if (axis < 0) axis += n.output(0)->rank();
+    Dims out = n.output(0)->dims();
+    out[axis] = 0;
+    for (const Value* v : n.inputs()) {
+      if (!v || concats_.isInPlace(&n, v)) continue;
+      ins.push_back(scratch.addInput("c" + std::to_string(ins.size()), v->type()));
+      out[axis] += v->dims()[axis];
+    }
+    if (ins.empty()) return 0;
+    KernelEstimate e = bestKernel(*scratch.createNode("Concat", ins, {{n.output(0)->dtype(), out}},
+                                                      n.attrs()),
+                                  *profile_);
+    return e.valid && std::isfinite(e.latencyUs) ? e.latencyUs : 0;
   }
 
   bool mergeSet(const std::vector<const ConvInfo*>& set) {
@@ -309,6 +538,8 @@ class WideMerger {
     for (const ConvInfo* c : set) pg.members.push_back(c->node->name());
     pg.reason = std::to_string(set.size()) + " Convs on %" + x->name() + " merged into one " +
                 dimsText(geo.kernel) + " Conv of " + std::to_string(total) + " channels";
+    if (!lastPricing_.empty()) pg.reason += ": " + lastPricing_;
+    lastPricing_.clear();
     if (profile_) {
       std::vector<const Node*> members;
       for (const ConvInfo* c : set) members.push_back(c->node);
@@ -377,7 +608,10 @@ class WideMerger {
   Graph& g_;
   Logger log_;
   double maxRatio_;
-  const DeviceProfile* profile_;  // for the report's modeled latency; null: left at 0
+  const DeviceProfile* profile_;  // prices each merge; null: the FLOPs rule alone decides
+  ConcatElision concats_;                // of the input graph (profile_ only)
+  std::unique_ptr<Reachability> reach_;  // of the input graph (profile_ only)
+  std::string lastPricing_;              // the pricing of the set mergeSet is about to merge
   std::map<Node*, Value*> slices_;  // slice node -> the merged value it reads
 };
 
@@ -385,7 +619,7 @@ class WideMerger {
 
 Expected<bool> wideMerge(Graph& g, PassContext& ctx) {
   double ratio = ctx.target == "cpu" ? kMaxPaddingFlopsRatioCpu : kMaxPaddingFlopsRatioGpu;
-  // The profile only fills the report's modeled latency: without one the merge is the same.
+  // The profile prices every set (see the header); without one the FLOPs rule alone decides.
   auto profile = ctx.profile();
   return WideMerger(g, Logger{&ctx}, ratio, profile.ok() ? *profile : nullptr).run();
 }

@@ -7,6 +7,7 @@
 #include "magneto/ir/op_schema.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
+#include "magneto/passes/parallel_co_optimize.h"
 #include "magneto/passes/passes.h"
 
 namespace magneto {
@@ -126,6 +127,8 @@ TEST(MgChannelSlice, ShapeInferenceChecksTheRange) {
   EXPECT_EQ(testing::valueNamed(*g, "a")->dims(), (Dims{1, 3, 4, 4}));
 }
 
+// The Concat of the pair is what the merge saves: the host cost model prices the widened conv
+// (the 1x1 padded to 3x3) below the joint region of the two plus the Concat copy.
 TEST(WideMerge, MergesHeadsAndRecordsTheGroup) {
   auto g = testing::parseVerified(R"(graph @main {
   input %x : f32[1,6,5,5]
@@ -133,7 +136,8 @@ TEST(WideMerge, MergesHeadsAndRecordsTheGroup) {
   const %wb : f32[8,6,3,3] = random<2>
   %a = Conv(%x, %wa) loc("a")
   %b = Conv(%x, %wb) {pads = [1, 1, 1, 1]} loc("b")
-  output %a, %b
+  %cat = Concat(%a, %b) {axis = 1}
+  output %cat
 })");
   ASSERT_TRUE(g);
   auto changed = wideMerge(*g);
@@ -158,6 +162,39 @@ TEST(WideMerge, MergesHeadsAndRecordsTheGroup) {
       EXPECT_NE(w[4], 0.f);
     }
   EXPECT_EQ(convs, 1);
+}
+
+// The same pair as graph outputs: each slice would be a copy, which the host cost model prices
+// above the joint region of the two convs. The set is declined as an advisory "none" group that
+// claims nothing, so parallel-co-optimize still decides the two convs.
+TEST(WideMerge, DeclinedMergeIsAdvisoryAndLeftToCoOptimize) {
+  auto g = testing::parseVerified(R"(graph @main {
+  input %x : f32[1,6,5,5]
+  const %wa : f32[4,6,1,1] = random<1>
+  const %wb : f32[8,6,3,3] = random<2>
+  %a = Conv(%x, %wa) loc("a")
+  %b = Conv(%x, %wb) {pads = [1, 1, 1, 1]} loc("b")
+  output %a, %b
+})");
+  ASSERT_TRUE(g);
+  auto changed = wideMerge(*g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(changed.value());
+  ASSERT_EQ(g->groups().size(), 1u);
+  const ParallelGroup declined = g->groups().begin()->second;
+  EXPECT_EQ(declined.strategy, "none");
+  EXPECT_TRUE(declined.advisory);
+  EXPECT_EQ(declined.members, (std::vector<std::string>{"a", "b"}));
+  EXPECT_NE(declined.reason.find("declined: merged"), std::string::npos) << declined.reason;
+  EXPECT_NE(declined.reason.find("2 slice copies"), std::string::npos) << declined.reason;
+  for (const Node* n : g->nodes()) EXPECT_EQ(n->group(), -1);
+  PassContext ctx;
+  auto co = parallelCoOptimize(*g, ctx);
+  ASSERT_TRUE(co.ok());
+  ASSERT_EQ(g->groups().size(), 2u);
+  const ParallelGroup& decided = g->groups().rbegin()->second;
+  EXPECT_FALSE(decided.advisory);
+  EXPECT_EQ(decided.members, (std::vector<std::string>{"a", "b"}));
 }
 
 }  // namespace

@@ -136,7 +136,8 @@ def markdown(rows, batches):
     lines.append(f"| **geomean** | | **{' / '.join(gm)}** | | | |")
     lines.append("")
     lines.append("Parallel groups: w wide merge (one wider op), j joint kernel, s streams, b batch merge, "
-                 "f wavefront (stacked recurrent layers), n none (kept apart: no strategy gains).")
+                 "f wavefront (stacked recurrent layers), n none (kept apart: no strategy gains, or a wide merge "
+                 "the cost model declined, its convs left to the other groups).")
     return "\n".join(lines)
 
 

@@ -131,6 +131,9 @@ struct ParallelGroup {
   int kernelsAfter = 0;              // launches after it
   double modeledUsBefore = 0;        // cost model, device of the PassContext
   double modeledUsAfter = 0;
+  // A decision recorded for the report only that changed nothing (wide-merge's declined merges):
+  // it claims no members, so a later pass may still group them.
+  bool advisory = false;
 };
 
 class Graph {

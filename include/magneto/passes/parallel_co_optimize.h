@@ -43,6 +43,7 @@
 #include "magneto/ir/graph.h"
 #include "magneto/passes/pass.h"
 #include "magneto/support/status.h"
+#include "magneto/target/device_profile.h"
 
 namespace magneto {
 
@@ -60,7 +61,15 @@ struct CoOptimizeDecision {
   std::string strategy;  // "joint", "streams", "none"
   std::string reason;
   double sequentialUs = 0, jointUs = 0, streamsUs = 0;
+  // The modeled latency of the chosen strategy (sequential for "none").
+  double chosenUs() const {
+    return strategy == "joint" ? jointUs : strategy == "streams" ? streamsUs : sequentialUs;
+  }
 };
+
+// The rule above for one set of mutually independent sibling ops on profile `p` (no graph change).
+// wide-merge prices the alternative to a merge with it: the members left to this pass.
+CoOptimizeDecision decideSiblingGroup(const std::vector<const Node*>& members, const DeviceProfile& p);
 
 // Runs the pass's logic on `g` with the device profile named by ctx.device. Returns whether the
 // graph (schedule, groups) changed.

@@ -26,7 +26,9 @@ Expected<bool> fuseElementwise(Graph& g, int maxInputs = 0);
 Expected<bool> foldPads(Graph& g);
 // Same-input Convs -> one wider Conv + MgChannelSlice views; the zero-padding limit depends on
 // ctx.target ("cpu", "cuda", "hip"); decisions go to ctx.trace (-debug-only=wide-merge); the
-// profile of ctx.device fills the groups' modeled latency. The second form: a default context.
+// profile of ctx.device prices each set against the members left to parallel-co-optimize (merged
+// only where cheaper; a declined set is an advisory "none" group). The second form: a default
+// context (device "host").
 Expected<bool> wideMerge(Graph& g, PassContext& ctx);
 Expected<bool> wideMerge(Graph& g, const std::string& target = "cpu");
 
