@@ -33,7 +33,11 @@
 // A declined widened set is retried as its same-geometry subsets. A declined set is recorded as an
 // advisory "none" group (marks nothing, claims no members: parallel-co-optimize still decides
 // them) whose reason gives both sides; a merged group's reason gives them too. Without a device
-// profile, step (1) alone decides.
+// profile, step (1) alone decides; on the cpu target too: the host profile prices a joint region
+// of the separate convs (each member whole on one core) below the wide conv split over the cores
+// and would decline most merges, but measured on the zoo the merges are faster (yolox_heads, 2
+// threads, 3 alternating rounds: 215-237 ms merged vs 233-251 ms declined, docs/PERFORMANCE.md),
+// so the host model is not trusted with this trade-off until it is calibrated for it.
 // Zero-copy: MgChannelSlice of an N=1 arena tensor is a byte-offset view in the memory planner
 // (src/analysis/memory_plan.cpp); a Concat along channels of slices that tile the merged result in
 // order is the merged result itself and is replaced by it (SqueezeNet's fire expand).
@@ -619,9 +623,11 @@ class WideMerger {
 
 Expected<bool> wideMerge(Graph& g, PassContext& ctx) {
   double ratio = ctx.target == "cpu" ? kMaxPaddingFlopsRatioCpu : kMaxPaddingFlopsRatioGpu;
-  // The profile prices every set (see the header); without one the FLOPs rule alone decides.
+  // The GPU targets' profile prices every set (see the header); without one, and on the cpu
+  // target, the FLOPs rule alone decides.
   auto profile = ctx.profile();
-  return WideMerger(g, Logger{&ctx}, ratio, profile.ok() ? *profile : nullptr).run();
+  const DeviceProfile* pricing = profile.ok() && ctx.target != "cpu" ? *profile : nullptr;
+  return WideMerger(g, Logger{&ctx}, ratio, pricing).run();
 }
 
 Expected<bool> wideMerge(Graph& g, const std::string& target) {
