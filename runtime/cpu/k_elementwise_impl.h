@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "mg_f16.h"
 #include "mg_kernels.h"
 
 namespace mgrt {
@@ -27,70 +28,12 @@ struct BFloat16 {
   uint16_t bits;
 };
 
-inline float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t man = h & 0x3ffu;
-  uint32_t f;
-  if (exp == 0) {
-    if (man == 0) {
-      f = sign;
-    } else {  // subnormal: renormalize
-      int e = -1;
-      do {
-        ++e;
-        man <<= 1;
-      } while ((man & 0x400u) == 0);
-      f = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
-    }
-  } else if (exp == 31) {
-    f = sign | 0x7f800000u | man << 13;
-  } else {
-    f = sign | (exp + 127 - 15) << 23 | man << 13;
-  }
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
-
-// Round to nearest even, overflow to infinity, NaN stays NaN.
-inline uint16_t floatToHalf(float v) {
-  uint32_t f;
-  std::memcpy(&f, &v, 4);
-  uint16_t sign = static_cast<uint16_t>((f >> 16) & 0x8000u);
-  uint32_t absf = f & 0x7fffffffu;
-  if (absf >= 0x7f800000u) return sign | (absf > 0x7f800000u ? 0x7e00 : 0x7c00);
-  if (absf >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: infinity
-  if (absf < 0x38800000u) {                        // below the smallest normal half: subnormal
-    if (absf < 0x33000000u) return sign;           // < 2^-25 rounds to zero
-    uint32_t man = (absf & 0x7fffffu) | 0x800000u;
-    int shift = 126 - static_cast<int>(absf >> 23);  // 14 + (113 - exp)
-    uint32_t half = man >> shift;
-    uint32_t rem = man & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return sign | static_cast<uint16_t>(half);
-  }
-  uint32_t h = ((absf >> 13) - (112u << 10));
-  uint32_t rem = absf & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return sign | static_cast<uint16_t>(h);
-}
-
-inline float bf16ToFloat(uint16_t b) {
-  uint32_t f = static_cast<uint32_t>(b) << 16;
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
-
-inline uint16_t floatToBf16(float v) {
-  uint32_t f;
-  std::memcpy(&f, &v, 4);
-  if ((f & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((f >> 16) | 0x40);  // NaN
-  uint32_t rounding = 0x7fffu + ((f >> 16) & 1);
-  return static_cast<uint16_t>((f + rounding) >> 16);
-}
+// The conversions (round to nearest even, overflow to infinity, NaN stays NaN) are the GPU
+// programs' too: runtime/common/mg_f16.h.
+using f16::bf16ToFloat;
+using f16::floatToBf16;
+using f16::floatToHalf;
+using f16::halfToFloat;
 
 // What arithmetic on a stored type computes in: 16-bit floats compute in float.
 template <typename T> struct ComputeOf { using type = T; };

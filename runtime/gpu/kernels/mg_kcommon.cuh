@@ -16,6 +16,14 @@
 #include "../mg_gpu.h"
 #include "mg_kparams.h"
 
+// In a generated package runtime/common's files sit beside runtime/kernels/; in the source tree
+// they are runtime/common (the runtime_common layer).
+#if __has_include("../mg_f16.h")
+#include "../mg_f16.h"
+#else
+#include "../../common/mg_f16.h"
+#endif
+
 // Loop unrolling hints that every compiler of these sources understands: nvcc and hipcc (and
 // clang as the emulation's host compiler) take `#pragma unroll`; GCC has its own spelling.
 // Block programs (the xxxBlock entry points). On a GPU they inline into the launch's kernel. In
@@ -50,8 +58,8 @@ __host__ __device__ constexpr int64_t ceilDiv(int64_t n, int64_t per) {
 __host__ __device__ constexpr bool isPow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // The two 16-bit floats as storage types (their bits), so that overloads and templates can tell
-// them from uint16_t. The conversions are the CPU runtime's (runtime/cpu/k_elementwise_impl.h),
-// bit for bit: round to nearest even, overflow to infinity, NaN stays NaN.
+// them from uint16_t. The conversions are the CPU runtime's, bit for bit (one implementation:
+// runtime/common/mg_f16.h): round to nearest even, overflow to infinity, NaN stays NaN.
 struct Half {
   uint16_t bits;
 };
@@ -59,73 +67,10 @@ struct BFloat16 {
   uint16_t bits;
 };
 
-MG_DEVICE uint32_t floatBits(float v) {
-  uint32_t f;
-  memcpy(&f, &v, 4);
-  return f;
-}
-MG_DEVICE float bitsFloat(uint32_t f) {
-  float v;
-  memcpy(&v, &f, 4);
-  return v;
-}
-
-MG_DEVICE float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t man = h & 0x3ffu;
-  uint32_t f;
-  if (exp == 0) {
-    if (man == 0) {
-      f = sign;
-    } else {  // subnormal: renormalize
-      int e = -1;
-      do {
-        ++e;
-        man <<= 1;
-      } while ((man & 0x400u) == 0);
-      f = sign | uint32_t(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
-    }
-  } else if (exp == 31) {
-    f = sign | 0x7f800000u | man << 13;
-  } else {
-    f = sign | (exp + 127 - 15) << 23 | man << 13;
-  }
-  return bitsFloat(f);
-}
-
-// Round to nearest even, overflow to infinity, NaN stays NaN.
-MG_DEVICE uint16_t floatToHalf(float v) {
-  const uint32_t f = floatBits(v);
-  const uint16_t sign = uint16_t((f >> 16) & 0x8000u);
-  const uint32_t absf = f & 0x7fffffffu;
-  if (absf >= 0x7f800000u) return uint16_t(sign | (absf > 0x7f800000u ? 0x7e00 : 0x7c00));
-  if (absf >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // rounds to >= 65520: infinity
-  if (absf < 0x38800000u) {                                  // subnormal half
-    if (absf < 0x33000000u) return sign;                     // < 2^-25 rounds to zero
-    const uint32_t man = (absf & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - int(absf >> 23);
-    uint32_t half = man >> shift;
-    const uint32_t rem = man & ((1u << shift) - 1);
-    const uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return uint16_t(sign | half);
-  }
-  uint32_t h = (absf >> 13) - (112u << 10);
-  const uint32_t rem = absf & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return uint16_t(sign | h);
-}
-
-MG_DEVICE float bf16ToFloat(uint16_t b) { return bitsFloat(uint32_t(b) << 16); }
-
-MG_DEVICE uint16_t floatToBf16(float v) {
-  const uint32_t f = floatBits(v);
-  if ((f & 0x7fffffffu) > 0x7f800000u) return uint16_t((f >> 16) | 0x40);  // NaN
-  const uint32_t rounding = 0x7fffu + ((f >> 16) & 1);
-  return uint16_t((f + rounding) >> 16);
-}
-
+using mgrt::f16::bf16ToFloat;
+using mgrt::f16::floatToBf16;
+using mgrt::f16::floatToHalf;
+using mgrt::f16::halfToFloat;
 
 // ---- storage types -----------------------------------------------------------------------------
 // Block programs that take a storage type S (float, or Half under --precision fp16) read every
