@@ -35,7 +35,8 @@ const std::string& compilerKey() {
 Expected<std::string> benchKey(const BenchOptions& o) {
   const CompileOptions& c = o.compile;
   MG_ASSIGN_OR_RETURN(std::string model, readFile(c.model));
-  MG_ASSIGN_OR_RETURN(std::string rt, runtimeKey(c.target, c.arch));
+  // cuda and hip packages carry the GPU runtime (runtime/gpu), the cpu ones the CPU runtime.
+  MG_ASSIGN_OR_RETURN(std::string rt, runtimeKey(c.target == "cpu" ? "cpu" : "gpu", c.arch));
   uint64_t h = hashString(model);
   h = hashString(compilerKey(), h);
   std::string opts = fmt::format("v={};target={};emu={};arch={};dev={};name={};wf={};passes={}{};popt={};rt={};",

@@ -180,6 +180,12 @@ if [ -e "$relu/model.onnx" ]; then
   step "ONNX backend test: test_relu"
   expect_rc 0 "check test_relu" -- "$magnetoc" check "$relu/model.onnx" --data "$relu/test_data_set_0"
   cat "$work/out.txt"
+  # bench of a GPU target on the CPU emulation: the cache key hashes the GPU runtime (runtime/gpu);
+  # it once looked for a runtime/cuda folder and stopped before building anything.
+  for t in cuda hip; do
+    expect_rc 0 "bench --target $t --emulate" -- "$magnetoc" bench "$relu/model.onnx" --target $t --emulate --runs 1 -q
+    [ "$(tail -1 "$work/out.txt" | cut -d= -f1)" = "median_ms" ] || fail "bench --target $t --emulate printed no median_ms=: $(cat "$work/out.txt" "$work/err.txt" | tail -5)"
+  done
 fi
 
 if [ "$fails" -ne 0 ]; then
