@@ -227,6 +227,29 @@ __host__ __device__ constexpr int gemmSmemBytes() {
   return GemmTile<BM, BN, THREADS>::kSmemFloats * int(sizeof(float));
 }
 
+// The fused epilogue every GEMM-family program applies to an output (m, n) of batch b: alpha times
+// the accumulated sum, beta * C, the residual (same layout as Y), the activation, stored as S.
+// gemmBlock, gemmBlockF16 and gemvBlock (mg_gemv.cuh) share it, so they cannot drift apart.
+template <typename S>
+struct GemmEpilogue {
+  const GemmParams& p;
+  S* y;
+  const S* c;
+  const S* res;
+  MG_DEVICE GemmEpilogue(const GemmParams& q, int64_t b)
+      : p(q),
+        y(asS<S>(q.Y) + b * q.yBatch),
+        c(q.C ? asS<S>(q.C) + b * q.cBatch : nullptr),
+        res(q.residual ? asS<S>(q.residual) + b * q.yBatch : nullptr) {}
+  MG_DEVICE void store(int64_t m, int64_t n, float sum) const {
+    float v = p.alpha * sum;
+    if (c) v += p.beta * ldF(c[m * p.cM + n * p.cN]);
+    const int64_t yo = m * p.yM + n * p.yN;
+    if (res) v += ldF(res[yo]);
+    y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
+  }
+};
+
 template <int BM, int BN, int THREADS, typename S = float>
 MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   using Tile = GemmTile<BM, BN, THREADS>;
@@ -245,9 +268,7 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
   if (!active) return;
 
   const int ty = t / TX, tx = t % TX;
-  S* y = asS<S>(p.Y) + b * p.yBatch;
-  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
-  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
+  const GemmEpilogue<S> out(p, b);
   MGK_UNROLL
   for (int i = 0; i < TM; ++i) {
     const int64_t m = m0 + ty + i * TY;
@@ -256,11 +277,7 @@ MGK_PROGRAM void gemmBlock(const GemmParams& p, int64_t block, char* smem) {
     for (int j = 0; j < TN; ++j) {
       const int64_t n = n0 + tx + j * TX;
       if (n >= p.N) break;
-      float v = p.alpha * acc[i][j];
-      if (c) v += p.beta * ldF(c[m * p.cM + n * p.cN]);
-      const int64_t yo = m * p.yM + n * p.yN;
-      if (res) v += ldF(res[yo]);
-      y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
+      out.store(m, n, acc[i][j]);
     }
   }
 }
@@ -394,19 +411,13 @@ MGK_PROGRAM void gemmF16Block(const GemmParams& p, int64_t block, char* smem) {
 
   // The float program's epilogue, per output of the staged tile.
   const float* acc = reinterpret_cast<const float*>(smem);
-  S* y = asS<S>(p.Y) + b * p.yBatch;
-  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
-  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
+  const GemmEpilogue<S> out(p, b);
   MGK_UNROLL
   for (int i = 0; i < BM * BN / THREADS; ++i) {
     const int e = t + i * THREADS, r = e / BN, col = e % BN;
     const int64_t m = m0 + r, n = n0 + col;
     if (m >= p.M || n >= p.N) continue;
-    float v = p.alpha * acc[r * T::kLdC + col];
-    if (c) v += p.beta * ldF(c[m * p.cM + n * p.cN]);
-    const int64_t yo = m * p.yM + n * p.yN;
-    if (res) v += ldF(res[yo]);
-    y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
+    out.store(m, n, acc[r * T::kLdC + col]);
   }
 }
 #endif  // MG_HAS_WMMA

@@ -24,7 +24,7 @@
 // thread stores its ROWS partial sums at red[r][lane][column] (row stride COLS + 1: conflict-free
 // for both thread mappings), one barrier, then thread e of the block sums the KT lanes of output
 // (r, c) = (e / COLS, e % COLS) in lane order (deterministic) and applies the epilogue: alpha,
-// beta * C, the residual, the activation, exactly as gemmBlock.
+// beta * C, the residual, the activation: gemmBlock's GemmEpilogue.
 //
 // The transposed role (N <= 16 < M): the lowering swaps A and B (Y^T = B^T A^T) by swapping
 // strides, so the same program streams A; nothing here depends on which operand is the weight.
@@ -35,7 +35,7 @@
 // Part of runtime/gpu/, which generated packages copy verbatim.
 #pragma once
 
-#include "mg_kcommon.cuh"
+#include "mg_gemm.cuh"  // GemmEpilogue
 
 namespace mgk {
 
@@ -119,9 +119,7 @@ MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
   __syncthreads();
   if (!active) return;
 
-  S* y = asS<S>(p.Y) + b * p.yBatch;
-  const S* c = p.C ? asS<S>(p.C) + b * p.cBatch : nullptr;
-  const S* res = p.residual ? asS<S>(p.residual) + b * p.yBatch : nullptr;
+  const GemmEpilogue<S> out(p, b);
   MGK_NO_UNROLL
   for (int e = t; e < ROWS * COLS; e += THREADS) {
     const int r = e / COLS, cc = e % COLS;
@@ -131,11 +129,7 @@ MGK_PROGRAM void gemvBlock(const GemmParams& p, int64_t block, char* smem) {
     float s = 0.f;
     MGK_UNROLL
     for (int l = 0; l < KT; ++l) s += part[l * Tile::kRedStride];
-    float v = p.alpha * s;
-    if (c) v += p.beta * ldF(c[m * p.cM + nn * p.cN]);
-    const int64_t yo = m * p.yM + nn * p.yN;
-    if (res) v += ldF(res[yo]);
-    y[yo] = stF<S>(applyAct(p.act, v, p.actAlpha, p.actBeta));
+    out.store(m, nn, s);
   }
 }
 
