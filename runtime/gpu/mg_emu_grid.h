@@ -429,6 +429,21 @@ void flagPublish(unsigned* flag, unsigned value);
 void flagWait(const unsigned* flag, unsigned value);
 #endif
 
+// What both grid runners do before a block runs: its built-in variables and its dynamic shared
+// memory on this OS thread.
+inline void enterBlock(WorkerState& ws, uint64_t b, dim3 grid, dim3 block, size_t shared) {
+  blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y), unsigned(b / (uint64_t(grid.x) * grid.y))};
+  blockDim = block;
+  gridDim = grid;
+  tlsDynamicShared = ws.dynamicShared(shared);
+}
+
+// The launch error naming the kernel and the block this thread ran (blockIdx), and why.
+inline std::string blockFailure(const void* kernel, const std::string& why) {
+  return "kernel " + kernelName(kernel) + ", block (" + std::to_string(blockIdx.x) + "," +
+         std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) + "): " + why;
+}
+
 // Runs every block of a co-resident grid at once, one OS thread each (the calling one included),
 // started in the configured order. Same contract as runGrid.
 inline Error runGridCoResident(const KernelCall& call, const void* kernel, dim3 grid, dim3 block,
@@ -449,11 +464,7 @@ inline Error runGridCoResident(const KernelCall& call, const void* kernel, dim3 
     WorkerState& ws = workerState();
     tlsCoGrid = &g;
     tlsCoBlock = b;
-    blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
-                     unsigned(b / (uint64_t(grid.x) * grid.y))};
-    blockDim = block;
-    gridDim = grid;
-    tlsDynamicShared = ws.dynamicShared(shared);
+    enterBlock(ws, b, grid, block, shared);
     std::string why;
     tlsPlainMisuse = nullptr;
     const bool ok = ws.runner.run(call, block, &why, b);
@@ -468,8 +479,7 @@ inline Error runGridCoResident(const KernelCall& call, const void* kernel, dim3 
       // The block that found the deadlock names it; the others only stopped.
       const bool stopped = why.rfind("stopped:", 0) == 0;
       if (error.empty() || (!stopped && error.find("stopped:") != std::string::npos))
-        error = "kernel " + kernelName(kernel) + ", block (" + std::to_string(blockIdx.x) + "," +
-                std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) + "): " + why;
+        error = blockFailure(kernel, why);
     }
     g.cv.notify_all();  // a waiter may now be the last live block, or see the failure
   };
@@ -502,11 +512,7 @@ inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3
   ThreadPool::instance().run(blocks, [&](uint64_t k) {
     const uint64_t b = blockOrder.empty() ? k : blockOrder[k];
     WorkerState& ws = workerState();
-    blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
-                     unsigned(b / (uint64_t(grid.x) * grid.y))};
-    blockDim = block;
-    gridDim = grid;
-    tlsDynamicShared = ws.dynamicShared(shared);
+    enterBlock(ws, b, grid, block, shared);
     std::string why;
     // The race check runs barrier-free launches on fibers too: a plain loop runs every thread on
     // one stack, whose reused frames would look like races between the threads.
@@ -526,9 +532,7 @@ inline Error runGrid(const KernelCall& call, const void* kernel, dim3 grid, dim3
     tlsDynamicShared = nullptr;
     if (ok) return true;
     std::lock_guard<std::mutex> g(errorMutex);
-    if (error.empty())
-      error = "kernel " + kernelName(kernel) + ", block (" + std::to_string(blockIdx.x) + "," +
-              std::to_string(blockIdx.y) + "," + std::to_string(blockIdx.z) + "): " + why;
+    if (error.empty()) error = blockFailure(kernel, why);
     return false;
   });
   if (error.empty()) return kSuccess;
