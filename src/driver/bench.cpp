@@ -79,6 +79,53 @@ void pruneBenchCache(const fs::path& work, const fs::path& keep, Reporter& rep) 
   }
 }
 
+// Runs the built runner at `shapes` (set through --dims when the library is dynamic) and prints
+// its summary: threads/runs, min_ms, mean_ms and, last, median_ms.
+Status timeRunner(const BenchOptions& o, const std::string& runner, const fs::path& dir,
+                  const std::map<std::string, Dims>& shapes, Reporter& rep) {
+  rep.progress(fmt::format("timing {} runs after {} warm-up runs on {} thread(s)", o.runs, o.warmup,
+                           o.threads));
+  std::vector<std::string> cmd = {runner, "--runs", std::to_string(o.runs), "--warmup",
+                                  std::to_string(o.warmup), "--threads", std::to_string(o.threads),
+                                  "--seed", "1"};
+  if (!o.compile.dynamic.empty())
+    for (const auto& [n, d] : shapes) cmd.insert(cmd.end(), {"--dims", n + "=" + dimsStr(d)});
+  if (o.deviceTime) {
+    if (o.compile.target == "cpu") return badInput("--device-time is for --target cuda or hip");
+    cmd.push_back("--device-time");
+  }
+  if (o.profile) {
+    if (o.compile.target != "cpu") return badInput("--profile is for --target cpu");
+    ::setenv("MAGNETO_PROFILE", "1", 1);  // read by the package when the runner creates its handle
+  }
+  if (o.compile.weightsFile) {
+    std::string name = o.compile.name.empty() ? packageNameFromPath(o.compile.model) : o.compile.name;
+    cmd.insert(cmd.end(), {"--weights", (dir / "package" / (name + "_weights.bin")).string()});
+  }
+  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
+  if (r.exitCode != 0)
+    return Status(ErrorCode::kToolFailed,
+                  fmt::format("the compiled model failed to run:\n{}", tailLines(r.output, 10)));
+  // The runner prints per-run lines, then threads/runs, min, mean and median (last).
+  std::string out;
+  size_t pos = 0;
+  while (pos < r.output.size()) {
+    size_t nl = r.output.find('\n', pos);
+    std::string line = r.output.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? r.output.size() : nl + 1;
+    if (line.rfind("run ", 0) == 0 || line.rfind("output ", 0) == 0) {
+      rep.detail(line);
+      continue;
+    }
+    out += line + "\n";
+  }
+  if (out.find("median_ms=") == std::string::npos)
+    return Status(ErrorCode::kToolFailed, "the runner printed no median_ms: " + tailLines(r.output, 5));
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+  return Status::success();
+}
+
 }  // namespace
 
 Status benchModel(const BenchOptions& o) {
@@ -117,46 +164,26 @@ Status benchModel(const BenchOptions& o) {
   }
   if (defaultCache) pruneBenchCache(work, dir, rep);
 
-  rep.progress(fmt::format("timing {} runs after {} warm-up runs on {} thread(s)", o.runs, o.warmup,
-                           o.threads));
-  std::vector<std::string> cmd = {runner, "--runs", std::to_string(o.runs), "--warmup",
-                                  std::to_string(o.warmup), "--threads", std::to_string(o.threads),
-                                  "--seed", "1"};
-  if (!o.compile.dynamic.empty())
-    for (const auto& [n, d] : o.compile.shapes) cmd.insert(cmd.end(), {"--dims", n + "=" + dimsStr(d)});
-  if (o.deviceTime) {
-    if (o.compile.target == "cpu") return badInput("--device-time is for --target cuda or hip");
-    cmd.push_back("--device-time");
-  }
-  if (o.profile) {
-    if (o.compile.target != "cpu") return badInput("--profile is for --target cpu");
-    ::setenv("MAGNETO_PROFILE", "1", 1);  // read by the package when the runner creates its handle
-  }
-  if (o.compile.weightsFile) {
-    std::string name = o.compile.name.empty() ? packageNameFromPath(o.compile.model) : o.compile.name;
-    cmd.insert(cmd.end(), {"--weights", (dir / "package" / (name + "_weights.bin")).string()});
-  }
-  MG_ASSIGN_OR_RETURN(ProcessResult r, runProcess(cmd));
-  if (r.exitCode != 0)
-    return Status(ErrorCode::kToolFailed,
-                  fmt::format("the compiled model failed to run:\n{}", tailLines(r.output, 10)));
-  // The runner prints per-run lines, then threads/runs, min, mean and median (last).
-  std::string out;
-  size_t pos = 0;
-  while (pos < r.output.size()) {
-    size_t nl = r.output.find('\n', pos);
-    std::string line = r.output.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? r.output.size() : nl + 1;
-    if (line.rfind("run ", 0) == 0 || line.rfind("output ", 0) == 0) {
-      rep.detail(line);
-      continue;
+  // The shapes to time at: one set, or with --dynamic each of BenchOptions::shapeRuns in turn.
+  std::vector<std::map<std::string, Dims>> runs;
+  if (o.compile.dynamic.empty() || o.shapeRuns.size() <= 1) {
+    runs.push_back(o.compile.shapes);
+  } else {
+    for (const auto& set : o.shapeRuns) {
+      std::map<std::string, Dims> full = runs.empty() ? std::map<std::string, Dims>{} : runs.back();
+      for (const auto& [n, d] : set) full[n] = d;
+      runs.push_back(std::move(full));
     }
-    out += line + "\n";
   }
-  if (out.find("median_ms=") == std::string::npos)
-    return Status(ErrorCode::kToolFailed, "the runner printed no median_ms: " + tailLines(r.output, 5));
-  std::fputs(out.c_str(), stdout);
-  std::fflush(stdout);
+  for (const auto& shapes : runs) {
+    if (runs.size() > 1) {
+      std::string head = "shape";
+      for (const auto& [n, d] : shapes) head += " " + n + "=" + dimsStr(d);
+      std::printf("%s\n", head.c_str());
+      std::fflush(stdout);
+    }
+    MG_RETURN_IF_ERROR(timeRunner(o, runner, dir, shapes, rep));
+  }
   return Status::success();
 }
 

@@ -203,9 +203,12 @@ const Command kCommands[] = {
      "shape. Exit status 0 when every output is within |got-exp| <= atol + rtol*|exp|, else 1."},
     {"bench", kBench,
      "magnetoc bench MODEL.onnx [--target cpu] [--threads N] [--runs N] [--warmup N] [--profile]\n"
-     "        [--shape INPUT=DIMS]... [--work-dir DIR] [--precision fp32|fp16]",
+     "        [--shape INPUT=DIMS]... [--work-dir DIR] [--precision fp32|fp16]\n"
+     "        [--dynamic NAME=LO..HI --shape INPUT=DIMS1 --shape INPUT=DIMS2 ...]",
      "Compiles and builds the model (cached by model hash), times it on seeded random inputs and\n"
-     "prints min_ms, mean_ms and, last, median_ms=X."},
+     "prints min_ms, mean_ms and, last, median_ms=X. With --dynamic, an input's shape may be given\n"
+     "several times: ONE library is built and timed at each shape in turn (the k-th --shape of\n"
+     "every input; an input given fewer times keeps its last), each block headed `shape ...`."},
     {"report", kReport,
      "magnetoc report MODEL.onnx [MODEL.onnx...] [--target cpu|cuda|hip] [--device PROFILE]\n"
      "        [--json FILE] [--dot FILE] [--svg FILE] [--shape INPUT=DIMS]... [--bind INPUT=FILE.pb]...\n"
@@ -398,7 +401,18 @@ int runCommand(const Command& c, int argc, char** argv) {
         return usageError(c.name, "--shape expects INPUT=DIMS, e.g. --shape input=1x3x224x224; got '" + v + "'");
       auto dims = parseDims(v.substr(eq + 1));
       if (!dims.ok()) return usageError(c.name, "--shape " + v + ": " + dims.status().message());
-      co.shapes[v.substr(0, eq)] = dims.value();
+      const std::string input = v.substr(0, eq);
+      // `bench --dynamic` times one library at each shape of an input given several times;
+      // everywhere else a second shape for one input is a mistake, not a silent override.
+      if (co.shapes.count(input) && !(c.scope == kBench && !co.dynamic.empty()))
+        return usageError(c.name, "--shape " + input + " is given twice (" + dimsStr(co.shapes[input]) + " and " +
+                                      dimsStr(dims.value()) + "); several shapes of one input are for " +
+                                      "`magnetoc bench --dynamic ...`, which times one library at each");
+      if (!co.shapes.count(input)) co.shapes[input] = dims.value();
+      size_t k = 0;  // this input's k-th --shape goes into the k-th timed shape
+      while (k < bo.shapeRuns.size() && bo.shapeRuns[k].count(input)) ++k;
+      if (k == bo.shapeRuns.size()) bo.shapeRuns.emplace_back();
+      bo.shapeRuns[k][input] = dims.value();
     } else if (n == "--bind") {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())

@@ -170,6 +170,17 @@ case "$case_name" in
       --dynamic batch=1..8 --dynamic seq=1..64 -q"
     expect_in "$dir/out" "input 0 \('x'\) dim 0 \(symbol 'batch'\) must be in \[1, 8\], got 16" \
       "the package refuses batch 16 by name and range"
+    # bench: one dynamic library timed at two shapes (an input's --shape given twice); a static
+    # bench given two shapes of one input is refused, not silently timed at the last.
+    run "bench one dynamic library at two shapes" -- "$magnetoc" bench "$dir/model.onnx" \
+      --dynamic batch=1..8 --dynamic seq=1..64 --shape x=1x4x5 --shape x=8x4x64 --runs 1 --warmup 0 --threads 1 \
+      --work-dir "$dir/bench" -q
+    expect_in "$dir/out" "^shape x=1x4x5$" "bench heads the first shape's timing"
+    expect_in "$dir/out" "^shape x=8x4x64$" "bench heads the second shape's timing"
+    [ "$(grep -c '^median_ms=' "$dir/out")" = 2 ] || fail "bench at two shapes printed $(grep -c '^median_ms=' "$dir/out") medians"
+    run "bench without --dynamic refuses a second shape" -- sh -c "! '$magnetoc' bench '$dir/model.onnx' \
+      --shape x=1x4x5 --shape x=8x4x64 -q"
+    expect_in "$dir/out" "error: .*shape x is given twice" "the second --shape of x is named"
     run "compile without --dynamic" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/pkg' -q"
     expect_in "$dir/out" "symbolic dimension 'batch'.*--dynamic NAME=LO..HI" "the import error suggests --dynamic"
     # cuda and hip (CPU emulation): the launch parameters are expressions of batch and seq, refilled

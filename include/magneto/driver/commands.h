@@ -108,6 +108,10 @@ struct BenchOptions {
   bool deviceTime = false;  // cuda/hip: time the forward pass alone with device events
   bool profile = false;     // cpu: MAGNETO_PROFILE=1 for the timed runs (per-op-kind and per-step tables)
   std::string workDir;  // "" = <cache>/bench
+  // With --dynamic: the shapes to time the one library at, in turn (the k-th --shape of each
+  // input; an input missing from a later set keeps its shape of the set before). One set (or
+  // none) is the plain single timing.
+  std::vector<std::map<std::string, Dims>> shapeRuns;
 };
 
 // Prints latencies; median_ms=X is the last line on stdout.
