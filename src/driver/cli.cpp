@@ -62,9 +62,9 @@ const Flag kFlags[] = {
      "fix the shape of an input with symbolic dimensions (repeatable); 'scalar' for rank 0",
      "--shape input=1x3x224x224"},
     {"--dynamic", nullptr, "NAME=LO..HI", kModel | kReport | kRegress,
-     "cpu: keep the model's symbolic dimension NAME (a dim_param) dynamic over LO..HI: one "
-     "library for every value, arena planned for HI, input dims set at run time (repeatable; "
-     "docs/DYNAMIC_SHAPES.md)",
+     "keep the model's symbolic dimension NAME (a dim_param) dynamic over LO..HI (every target): "
+     "one library for every value, memory planned for HI, input dims set at run time "
+     "(NAME_set_input_dims; repeatable; docs/DYNAMIC_SHAPES.md)",
      "--dynamic batch=1..32"},
     {"--opt", nullptr, "NAME=V1,V2", kModel | kReport | kRegress,
      "values of a --dynamic dimension to check and tune for (repeatable)", "--opt batch=1,8"},
