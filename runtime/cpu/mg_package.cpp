@@ -74,6 +74,11 @@ struct Model {
   std::vector<int32_t> fillRows;
   std::vector<int32_t> dimRows;   // [slot * kMaxDims + k]: the kDynDim row of that dim, or -1
   std::vector<int32_t> dynSlots;  // the slots with at least one kDynDim row
+  // Data symbols (SymbolDesc::input == -1): the step producing each (-1: an input symbol), the
+  // symbols each step produces, and the count a producing step's kernel reported this run.
+  std::vector<int32_t> producerStep;
+  std::vector<std::vector<int32_t>> stepSymbols;
+  std::vector<int64_t> dataCount;
 };
 
 namespace {
@@ -213,6 +218,28 @@ void dynCommit(Model* m, std::vector<int64_t>& binding, std::vector<int64_t>& va
   m->dynValues.swap(values);
 }
 
+// The symbols an expression mentions.
+std::vector<int> dynCodeSymbols(const Program& p, int32_t code) {
+  std::vector<int> out;
+  for (const int64_t* c = p.dimCode + code; *c != abi::kDimEnd; ++c) {
+    if (*c == abi::kDimConst) {
+      ++c;
+    } else if (*c == abi::kDimSym) {
+      ++c;
+      if (std::find(out.begin(), out.end(), static_cast<int>(*c)) == out.end()) out.push_back(static_cast<int>(*c));
+    }
+  }
+  return out;
+}
+
+// The first step after step i's unit (its parallel region, or itself).
+int dynUnitEnd(const Program& p, int i) {
+  for (int g = 0; g < p.numRegions; ++g)
+    if (i >= p.regions[g].first && i < p.regions[g].first + p.regions[g].count)
+      return p.regions[g].first + p.regions[g].count;
+  return i + 1;
+}
+
 // Checks the dynamic tables once (create): symbols and entries in range, every expression equal
 // to the SlotDesc dims at the maximum binding, shape-data elements only in slots the run writes;
 // then where each kDynElement row is written (before the first step reading its slot, or the
@@ -256,9 +283,28 @@ int initDynamic(Model* m) {
         return bad(dynEntryName(p, e) + ": not an element of an int64/int32 tensor the run writes");
     }
   }
-  // Every symbol is bound from its input dim: that dim's entry is the lone symbol.
+  // Every symbol is bound from its input dim, or (a data symbol) from a dim of one step's result:
+  // that dim's entry is the lone symbol.
+  m->producerStep.assign(p.numSymbols, -1);
+  m->stepSymbols.assign(p.numSteps, {});
+  m->dataCount.assign(p.numSymbols, 0);
   for (int k = 0; k < p.numSymbols; ++k) {
     const SymbolDesc& y = p.symbols[k];
+    if (y.input < 0) {
+      for (int i = 0; i < p.numSteps && m->producerStep[k] < 0; ++i) {
+        const int32_t* io = p.stepIo + p.steps[i].io;
+        for (int a = p.steps[i].nin; a < p.steps[i].nin + p.steps[i].nout; ++a)
+          if (io[a] == y.slot) m->producerStep[k] = i;
+      }
+      const int row = m->producerStep[k] >= 0 && y.dim >= 0 && y.dim < p.slots[y.slot].rank
+                          ? dynDimRow(m, y.slot, y.dim)
+                          : -1;
+      if (row < 0 || dynLoneSymbol(p, p.dyn[row].code) != k)
+        return bad("data symbol '" + std::string(y.name) + "' is not dim " + std::to_string(y.dim) + " of a step's result " +
+                   dynSlotName(p, y.slot));
+      m->stepSymbols[m->producerStep[k]].push_back(k);
+      continue;
+    }
     const int slot = y.input >= 0 && y.input < p.numInputs ? p.inputs[y.input].slot : -1;
     const int row = slot >= 0 && y.dim >= 0 && y.dim < p.slots[slot].rank ? dynDimRow(m, slot, y.dim) : -1;
     if (row < 0 || dynLoneSymbol(p, p.dyn[row].code) != k)
@@ -287,6 +333,19 @@ int initDynamic(Model* m) {
     for (int g = 0; g < p.numRegions; ++g)
       if (at[r] >= p.regions[g].first && at[r] < p.regions[g].first + p.regions[g].count)
         at[r] = p.regions[g].first;
+    // An element depending on a data symbol is known once its producer (and the producer's region)
+    // ran; the compiler orders every reader after that.
+    for (int k : dynCodeSymbols(p, p.dyn[r].code)) {
+      if (m->producerStep[k] < 0) continue;
+      const int after = dynUnitEnd(p, m->producerStep[k]);
+      if (at[r] < after) {
+        if (at[r] < p.numSteps)
+          return bad(dynEntryName(p, p.dyn[r]) + " is read by step " + std::to_string(at[r]) +
+                     " before data symbol '" + p.symbols[k].name + "' is computed by step " +
+                     std::to_string(m->producerStep[k]));
+        at[r] = after;
+      }
+    }
   }
   for (int i = 0; i <= p.numSteps; ++i) {
     m->fillAt[i] = static_cast<int32_t>(m->fillRows.size());
@@ -451,6 +510,15 @@ int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
   const StepDesc& st = p.steps[i];
   const int32_t* io = p.stepIo + st.io;
   for (int a = 0; a < st.nin + st.nout; ++a) t[a] = io[a] >= 0 ? m->slots[io[a]] : mgrt::Tensor();
+  // A step producing data symbols gets those result dims at their capacity (the slot's largest
+  // shape, what memory holds); its kernel sets them to the actual extents.
+  c.dataExtents = !m->stepSymbols.empty() && !m->stepSymbols[i].empty();
+  if (c.dataExtents)
+    for (int a = st.nin; a < st.nin + st.nout; ++a)
+      for (int k = 0; io[a] >= 0 && k < p.slots[io[a]].rank; ++k)
+        if (dynDimRow(m, io[a], k) >= 0 && dynLoneSymbol(p, p.dyn[dynDimRow(m, io[a], k)].code) >= 0 &&
+            p.symbols[dynLoneSymbol(p, p.dyn[dynDimRow(m, io[a], k)].code)].input < 0)
+          t[a].dims[k] = p.slots[io[a]].dims[k];
   c.error[0] = '\0';
   c.state = &m->states[i];
   c.constInputs = m->constInputs[i];
@@ -459,7 +527,43 @@ int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
   if (m->profile)
     m->stepSeconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rc != 0 && c.error[0] == '\0') std::snprintf(c.error, sizeof c.error, "kernel failed");
+  if (rc == 0 && c.dataExtents)
+    for (int k : m->stepSymbols[i]) {
+      const SymbolDesc& y = p.symbols[k];
+      for (int a = st.nin; a < st.nin + st.nout; ++a)
+        if (io[a] == y.slot) m->dataCount[k] = t[a].dims[y.dim];
+    }
   return rc;
+}
+
+// After steps [first, end) ran: binds the data symbols they produced to the counts their kernels
+// reported and makes the new binding current (slot dims and sizes, kernel states, the shape-data
+// elements written from then on). A count outside the symbol's range (a kernel that wrote more
+// than its result holds) fails the run, naming the step.
+int dynBindData(Model* m, int first, int end) {
+  const Program& p = *m->program;
+  bool any = false;
+  std::vector<int64_t> binding = m->binding;
+  for (int i = first; i < end; ++i)
+    for (int k : m->stepSymbols[i]) {
+      const SymbolDesc& y = p.symbols[k];
+      const int64_t n = m->dataCount[k];
+      if (n < y.lo || n > y.hi)
+        return fail(m, kErrRuntime,
+                    std::string("step ") + std::to_string(i) + " (" + p.steps[i].op + ", node '" + p.steps[i].node +
+                        "') computed extent " + std::to_string(n) + " for data symbol '" + y.name +
+                        "', outside its range [" + std::to_string(y.lo) + ", " + std::to_string(y.hi) + "]");
+      any |= binding[k] != n;
+      binding[k] = n;
+    }
+  if (!any) return kOk;
+  std::vector<int64_t> values;
+  std::string why;
+  if (!dynEvaluateAt(m, binding, values, why))
+    return fail(m, kErrRuntime, std::string("the data-dependent extents of step ") + std::to_string(first) + " (" +
+                                    p.steps[first].op + ", node '" + p.steps[first].node + "') give an invalid shape: " + why);
+  dynCommit(m, binding, values);
+  return kOk;
 }
 
 int stepFailed(Model* m, int i, const mgrt::Ctx& c) {
@@ -518,16 +622,21 @@ int execute(Model* m, const void* const* inputs, void* const* outputs) {
   mgrt::Ctx ctx;
   ctx.pool = m->pool.get();
   const bool fills = !m->fillRows.empty();
+  bool hasData = false;
+  for (int32_t k : m->producerStep) hasData |= k >= 0;
   for (int i = 0; i < p.numSteps; ++i) {
     if (fills) dynFill(m, i);
     if (m->regionAt[i] >= 0 && m->pool) {
       const RegionDesc& r = p.regions[m->regionAt[i]];
       int s = runRegion(m, r);
       if (s != kOk) return s;
+      if (hasData && (s = dynBindData(m, r.first, r.first + r.count)) != kOk) return s;
       i += r.count - 1;
       continue;
     }
     if (runStep(m, i, m->scratch.data(), ctx) != 0) return stepFailed(m, i, ctx);
+    if (hasData && !m->stepSymbols[i].empty())
+      if (int s = dynBindData(m, i, i + 1); s != kOk) return s;
   }
   if (m->profile) {
     // The first run of a handle also packs each layer's weights into its kernel's panels (done

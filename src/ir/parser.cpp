@@ -362,7 +362,7 @@ class Parser {
     return out;
   }
 
-  // symbol NAME [lo, hi] [opt [v, ...]]
+  // symbol NAME [lo, hi] [opt [v, ...]] [data]
   Status parseSymbol() {
     MG_RETURN_IF_ERROR(fill());
     if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kString) return fail("expected a symbol name");
@@ -375,7 +375,7 @@ class Parser {
     MG_RETURN_IF_ERROR(expectPunct(","));
     MG_ASSIGN_OR_RETURN(sym.hi, integer());
     MG_RETURN_IF_ERROR(expectPunct("]"));
-    if (sym.lo < 1 || sym.lo > sym.hi) return fail("symbol range must satisfy 1 <= lo <= hi");
+    if (sym.lo < 0 || sym.lo > sym.hi) return fail("symbol range must satisfy 0 <= lo <= hi");
     if (isIdent("opt")) {
       MG_RETURN_IF_ERROR(fill());
       MG_RETURN_IF_ERROR(expectPunct("["));
@@ -388,6 +388,12 @@ class Parser {
       }
       MG_RETURN_IF_ERROR(fill());
     }
+    if (isIdent("data")) {
+      sym.data = true;
+      MG_RETURN_IF_ERROR(fill());
+    }
+    if (sym.lo < (sym.data ? 0 : 1))
+      return fail("symbol range must satisfy 1 <= lo <= hi (0 <= lo for a data symbol)");
     g_->symbols().push_back(sym);
     return Status::success();
   }

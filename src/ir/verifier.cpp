@@ -42,8 +42,11 @@ Status verifyGraph(const Graph& g) {
   std::set<std::string> symNames;
   for (const DimSymbol& s : g.symbols()) {
     if (!symNames.insert(s.name).second) return badInput("symbol '{}' is declared twice", s.name);
-    if (s.lo < 1 || s.lo > s.hi)
-      return badInput("symbol '{}' has range [{}, {}]; need 1 <= lo <= hi", s.name, s.lo, s.hi);
+    if (s.lo < (s.data ? 0 : 1) || s.lo > s.hi)
+      return badInput("symbol '{}' has range [{}, {}]; need {} <= lo <= hi", s.name, s.lo, s.hi,
+                      s.data ? 0 : 1);
+    if (s.data && !s.opt.empty())
+      return badInput("data symbol '{}' has opt values: its value is computed at run time", s.name);
   }
   const DimBinding ref = g.referenceBinding();
   for (const Value* v : g.values()) {
