@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 
 namespace magneto {
@@ -639,7 +640,11 @@ class Parser {
     bool anyMissing = false;
     for (auto& r : results) anyMissing |= !r.type.has_value();
     if (anyMissing) {
-      Status s = inferNode(*n);
+      // A data-dependent extent of an untyped result gets a data symbol, as on import
+      // (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+      std::vector<DataDim> dataDims;
+      Status s = inferNode(*n, &dataDims);
+      if (s.ok()) s = declareDataSymbols(*g_, n, dataDims);
       if (!s.ok())
         return badInput("{}:{}:{}: {}", source_, start.line, start.col, s.message());
     }

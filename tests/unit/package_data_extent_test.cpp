@@ -1,0 +1,122 @@
+// Data-dependent extents in the package core (runtime/cpu/mg_package.cpp; docs/DYNAMIC_SHAPES.md,
+// "Data-dependent extents"), driven with a hand-written Program as a generated NAME.cpp declares
+// it: a NonZero whose count is the data symbol `nzc` feeds a Transpose, a Gather and a ReduceSum;
+// the count is also shape data (an MgSymbolic element, written after the NonZero ran) returned as
+// an output. Runs at counts 0, some and the bound (6) on one handle, in both orders, checking the
+// values, model_output_dims and model_output_bytes of every run; a count outside the symbol's
+// range is refused by name; a data symbol whose producer is no step fails create.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mg_package.h"
+
+namespace {
+
+using namespace mgrt::pkg;
+namespace abi = mgrt::abi;
+
+constexpr int kF32 = 1, kI64 = 7;
+
+// Slots: 0 x f32[6] (input 0); 1 nz i64[1,nzc] (output 2, capacity [1,6]); 2 t i64[nzc,1]
+// (arena 0); 3 g f32[nzc,1] (output 0); 4 s f32[] (output 1); 5 cnt i64[1] = {nzc} (arena 64,
+// output 3 by copy).
+const SlotDesc kSlots[] = {
+    {kF32, 1, kInput, 0, 24, {6}},     {kI64, 2, kOutput, 2, 48, {1, 6}}, {kI64, 2, kArena, 0, 48, {6, 1}},
+    {kF32, 2, kOutput, 0, 24, {6, 1}}, {kF32, 0, kOutput, 1, 4, {0}},     {kI64, 1, kArena, 64, 8, {1}},
+    {0, 0, 0, 0, 0, {0}},
+};
+const PortDesc kIn[] = {{"x", 0}, {nullptr, -1}};
+const PortDesc kOut[] = {{"g", 3}, {"s", 4}, {"nz", 1}, {"cnt", 5}, {nullptr, -1}};
+const int32_t kIo[] = {0, 1, /**/ 1, 2, /**/ 0, 2, 3, /**/ 3, 4, -1};
+const StepDesc kSteps[] = {{"NonZero", "nonzero", "", 0, 1, 1},
+                           {"Transpose", "tr", "perm=i:1,0", 2, 1, 1},
+                           {"Gather", "gather", "axis=i:0", 4, 2, 1},
+                           {"ReduceSum", "sum", "keepdims=i:0", 7, 1, 1},
+                           {nullptr, nullptr, nullptr, 0, 0, 0}};
+const RegionDesc kNoRegions[] = {{-1, 0, 0}};
+const int32_t kNoOrder[] = {-1};
+const CopyDesc kCopies[] = {{3, 5}, {-1, -1}};
+const SymbolDesc kSymbols[] = {{"nzc", 0, 6, -1, 1, 1}, {nullptr, 0, 0, -1, -1, -1}};
+const SymbolDesc kSymbolsFrom1[] = {{"nzc", 1, 6, -1, 1, 1}, {nullptr, 0, 0, -1, -1, -1}};
+const SymbolDesc kSymbolsNoStep[] = {{"nzc", 0, 6, -1, 1, 4}, {nullptr, 0, 0, -1, -1, -1}};
+const int64_t kCode[] = {abi::kDimSym, 0, abi::kDimEnd};
+const DynEntry kDyn[] = {{1, abi::kDynDim, 1, 0}, {2, abi::kDynDim, 0, 0}, {3, abi::kDynDim, 0, 0},
+                         {5, abi::kDynElement, 0, 0}, {-1, 0, 0, 0}};
+
+Program program(const SymbolDesc* symbols) {
+  return {"pdd", 128, 0, 0xcbf29ce484222325ull, nullptr, nullptr, kSlots, 6, kIn, 1, kOut, 4, kIo,
+          kSteps, 4, kNoRegions, 0, kNoOrder, kCopies, 1, symbols, 1, kCode, kDyn, 4};
+}
+
+TEST(PackageDataExtent, NonZeroFeedsGatherAndSumAtEveryCount) {
+  const Program p = program(kSymbols);
+  Model* m = nullptr;
+  ASSERT_EQ(create(p, &m, nullptr), kOk) << lastError(p, nullptr);
+  // Before any run the outputs report their capacity.
+  EXPECT_EQ(modelPortDims(p, m, true, 2)[1], 6);
+  EXPECT_EQ(modelPortBytes(p, m, true, 0), 24u);
+  const std::vector<std::vector<float>> inputs = {
+      {0, 1.5f, 0, -2, 3, 0}, {0, 0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 6}, {0, 0, 7, 0, 0, 0}};
+  for (const std::vector<float>& x : inputs) {
+    std::vector<int64_t> want;
+    float sum = 0;
+    for (int64_t i = 0; i < 6; ++i)
+      if (x[i] != 0) want.push_back(i), sum += x[i];
+    const int64_t n = static_cast<int64_t>(want.size());
+    std::vector<float> g(6, -99.f);
+    float s = -99.f;
+    std::vector<int64_t> nz(6, -99), cnt(1, -99);
+    const void* in[] = {x.data()};
+    void* out[] = {g.data(), &s, nz.data(), cnt.data()};
+    ASSERT_EQ(run(p, m, in, out), kOk) << lastError(p, m);
+    const int64_t* nzDims = modelPortDims(p, m, true, 2);
+    EXPECT_EQ(nzDims[0], 1);
+    EXPECT_EQ(nzDims[1], n);
+    EXPECT_EQ(modelPortDims(p, m, true, 0)[0], n);
+    EXPECT_EQ(modelPortBytes(p, m, true, 0), static_cast<size_t>(4 * n));
+    EXPECT_EQ(modelPortBytes(p, m, true, 2), static_cast<size_t>(8 * n));
+    for (int64_t k = 0; k < n; ++k) {
+      EXPECT_EQ(nz[k], want[k]);
+      EXPECT_EQ(g[k], x[want[k]]);
+    }
+    EXPECT_EQ(nz[n == 6 ? 5 : n], n == 6 ? want[5] : -99);  // nothing written past the count
+    EXPECT_FLOAT_EQ(s, sum);
+    EXPECT_EQ(cnt[0], n);  // shape data written after the NonZero ran
+  }
+  destroy(p, m);
+}
+
+TEST(PackageDataExtent, CountOutsideTheRangeIsRefusedByNodeAndCount) {
+  const Program p = program(kSymbolsFrom1);
+  Model* m = nullptr;
+  ASSERT_EQ(create(p, &m, nullptr), kOk) << lastError(p, nullptr);
+  std::vector<float> x(6, 0.f), g(6), nz(12);
+  float s = 0;
+  int64_t cnt = 0;
+  const void* in[] = {x.data()};
+  void* out[] = {g.data(), &s, nz.data(), &cnt};
+  EXPECT_EQ(run(p, m, in, out), kErrRuntime);
+  const std::string e = lastError(p, m);
+  EXPECT_NE(e.find("step 0 (NonZero, node 'nonzero') computed extent 0 for data symbol 'nzc', "
+                   "outside its range [1, 6]"),
+            std::string::npos)
+      << e;
+  x[3] = 1.f;  // count 1: accepted on the same handle
+  EXPECT_EQ(run(p, m, in, out), kOk) << lastError(p, m);
+  EXPECT_EQ(modelPortDims(p, m, true, 2)[1], 1);
+  destroy(p, m);
+}
+
+TEST(PackageDataExtent, DataSymbolWithoutProducingStepFailsCreate) {
+  const Program p = program(kSymbolsNoStep);
+  Model* m = nullptr;
+  EXPECT_EQ(create(p, &m, nullptr), kErrRuntime);
+  EXPECT_NE(std::string(lastError(p, nullptr)).find("data symbol 'nzc' is not dim 1 of a step's result"),
+            std::string::npos)
+      << lastError(p, nullptr);
+}
+
+}  // namespace
