@@ -387,6 +387,10 @@ int applyInputDims(Model* m, int input, const int64_t* dims, int rank) {
                 f + who + " has rank " + std::to_string(d.rank) + ", got " + std::to_string(rank) + " dims " +
                     dimsText(dims, rank));
   std::vector<int64_t> binding = m->binding;
+  // Data symbols go back to their maximum: until the next run computes them, the outputs they
+  // shape report their capacity (what a caller's buffer must hold).
+  for (int k = 0; k < p.numSymbols; ++k)
+    if (p.symbols[k].input < 0) binding[k] = p.symbols[k].hi;
   std::vector<int> boundAt(p.numSymbols, -1);  // the dim of this input that bound the symbol
   for (int k = 0; k < rank; ++k) {
     const int row = dynDimRow(m, slot, k);
@@ -515,10 +519,11 @@ int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
   c.dataExtents = !m->stepSymbols.empty() && !m->stepSymbols[i].empty();
   if (c.dataExtents)
     for (int a = st.nin; a < st.nin + st.nout; ++a)
-      for (int k = 0; io[a] >= 0 && k < p.slots[io[a]].rank; ++k)
-        if (dynDimRow(m, io[a], k) >= 0 && dynLoneSymbol(p, p.dyn[dynDimRow(m, io[a], k)].code) >= 0 &&
-            p.symbols[dynLoneSymbol(p, p.dyn[dynDimRow(m, io[a], k)].code)].input < 0)
-          t[a].dims[k] = p.slots[io[a]].dims[k];
+      for (int k = 0; io[a] >= 0 && k < p.slots[io[a]].rank; ++k) {
+        const int row = dynDimRow(m, io[a], k);
+        const int sym = row >= 0 ? dynLoneSymbol(p, p.dyn[row].code) : -1;
+        if (sym >= 0 && p.symbols[sym].input < 0) t[a].dims[k] = p.slots[io[a]].dims[k];
+      }
   c.error[0] = '\0';
   c.state = &m->states[i];
   c.constInputs = m->constInputs[i];
