@@ -496,6 +496,14 @@ Status inferSymbolicNode(Graph& g, Node* n) {
 }
 
 Status inferSymbolicShapes(Graph& g) {
+  // A data symbol whose producer was removed as dead (with every value naming it) is dropped.
+  std::set<std::string> used;
+  for (const Value* v : g.values())
+    for (const std::string& name : symbolsOf(v)) used.insert(name);
+  auto& syms = g.symbols();
+  syms.erase(std::remove_if(syms.begin(), syms.end(),
+                            [&](const DimSymbol& s) { return s.data && !used.count(s.name); }),
+             syms.end());
   if (g.symbols().empty()) return Status::success();
   for (Node* n : g.nodes()) MG_RETURN_IF_ERROR(inferSymbolicNode(g, n));
   return verifySymbolicShapes(g);
