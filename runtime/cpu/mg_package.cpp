@@ -514,15 +514,17 @@ int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
   const StepDesc& st = p.steps[i];
   const int32_t* io = p.stepIo + st.io;
   for (int a = 0; a < st.nin + st.nout; ++a) t[a] = io[a] >= 0 ? m->slots[io[a]] : mgrt::Tensor();
-  // A step producing data symbols gets those result dims at their capacity (the slot's largest
-  // shape, what memory holds); its kernel sets them to the actual extents.
+  // A step producing data symbols gets the result dims that are those symbols at their capacity
+  // (the slot's largest shape, what memory holds); its kernel sets them to the actual extents. (A
+  // result dim that is another step's data symbol, like Unique's inverse_indices over a NonZero's
+  // count, is already bound.)
   c.dataExtents = !m->stepSymbols.empty() && !m->stepSymbols[i].empty();
   if (c.dataExtents)
     for (int a = st.nin; a < st.nin + st.nout; ++a)
       for (int k = 0; io[a] >= 0 && k < p.slots[io[a]].rank; ++k) {
         const int row = dynDimRow(m, io[a], k);
         const int sym = row >= 0 ? dynLoneSymbol(p, p.dyn[row].code) : -1;
-        if (sym >= 0 && p.symbols[sym].input < 0) t[a].dims[k] = p.slots[io[a]].dims[k];
+        if (sym >= 0 && m->producerStep[sym] == i) t[a].dims[k] = p.slots[io[a]].dims[k];
       }
   c.error[0] = '\0';
   c.state = &m->states[i];
