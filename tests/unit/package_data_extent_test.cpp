@@ -3,8 +3,9 @@
 // it: a NonZero whose count is the data symbol `nzc` feeds a Transpose, a Gather and a ReduceSum;
 // the count is also shape data (an MgSymbolic element, written after the NonZero ran) returned as
 // an output. Runs at counts 0, some and the bound (6) on one handle, in both orders, checking the
-// values, model_output_dims and model_output_bytes of every run; a count outside the symbol's
-// range is refused by name; a data symbol whose producer is no step fails create.
+// values, model_output_dims and model_output_bytes of every run; the NonZero in a parallel region
+// at 1 and 2 threads; a count outside the symbol's range is refused by name; a data symbol whose
+// producer is no step fails create.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -87,6 +88,49 @@ TEST(PackageDataExtent, NonZeroFeedsGatherAndSumAtEveryCount) {
     EXPECT_EQ(cnt[0], n);  // shape data written after the NonZero ran
   }
   destroy(p, m);
+}
+
+// The same with the NonZero in a parallel region beside an independent Neg (slot 6, output 4):
+// the count is bound after the region, whose members may run on two threads.
+const SlotDesc kSlotsR[] = {
+    {kF32, 1, kInput, 0, 24, {6}},     {kI64, 2, kOutput, 2, 48, {1, 6}}, {kI64, 2, kArena, 0, 48, {6, 1}},
+    {kF32, 2, kOutput, 0, 24, {6, 1}}, {kF32, 0, kOutput, 1, 4, {0}},     {kI64, 1, kArena, 64, 8, {1}},
+    {kF32, 1, kOutput, 4, 24, {6}},    {0, 0, 0, 0, 0, {0}},
+};
+const PortDesc kOutR[] = {{"g", 3}, {"s", 4}, {"nz", 1}, {"cnt", 5}, {"negx", 6}, {nullptr, -1}};
+const int32_t kIoR[] = {0, 1, /**/ 0, 6, /**/ 1, 2, /**/ 0, 2, 3, /**/ 3, 4, -1};
+const StepDesc kStepsR[] = {{"NonZero", "nonzero", "", 0, 1, 1},
+                            {"Neg", "neg", "", 2, 1, 1},
+                            {"Transpose", "tr", "perm=i:1,0", 4, 1, 1},
+                            {"Gather", "gather", "axis=i:0", 6, 2, 1},
+                            {"ReduceSum", "sum", "keepdims=i:0", 9, 1, 1},
+                            {nullptr, nullptr, nullptr, 0, 0, 0}};
+const RegionDesc kRegionsR[] = {{0, 2, 0}, {-1, 0, 0}};
+const int32_t kOrderR[] = {0, 1, -1};
+
+TEST(PackageDataExtent, ProducerInAParallelRegionAtOneAndTwoThreads) {
+  const Program p = {"pddr", 128, 0, 0xcbf29ce484222325ull, nullptr, nullptr, kSlotsR, 7, kIn, 1, kOutR, 5, kIoR,
+                     kStepsR, 5, kRegionsR, 1, kOrderR, kCopies, 1, kSymbols, 1, kCode, kDyn, 4};
+  for (int threads : {1, 2}) {
+    Model* m = nullptr;
+    ASSERT_EQ(create(p, &m, nullptr), kOk) << lastError(p, nullptr);
+    ASSERT_EQ(setNumThreads(p, m, threads), kOk);
+    for (const std::vector<float>& x : {std::vector<float>{0, 2, 0, 0, 5, 1}, std::vector<float>(6, 0.f)}) {
+      std::vector<float> g(6), negx(6);
+      float s = 0;
+      std::vector<int64_t> nz(6), cnt(1);
+      const void* in[] = {x.data()};
+      void* out[] = {g.data(), &s, nz.data(), cnt.data(), negx.data()};
+      ASSERT_EQ(run(p, m, in, out), kOk) << lastError(p, m);
+      const int64_t n = x[1] != 0 ? 3 : 0;
+      EXPECT_EQ(modelPortDims(p, m, true, 0)[0], n) << threads;
+      EXPECT_EQ(cnt[0], n);
+      EXPECT_FLOAT_EQ(s, n ? 8.f : 0.f);
+      if (n) EXPECT_EQ(std::vector<int64_t>(nz.begin(), nz.begin() + 3), (std::vector<int64_t>{1, 4, 5}));
+      for (int k = 0; k < 6; ++k) EXPECT_EQ(negx[k], -x[k]);
+    }
+    destroy(p, m);
+  }
 }
 
 TEST(PackageDataExtent, CountOutsideTheRangeIsRefusedByNodeAndCount) {
