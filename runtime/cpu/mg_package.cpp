@@ -291,6 +291,8 @@ int initDynamic(Model* m) {
   for (int k = 0; k < p.numSymbols; ++k) {
     const SymbolDesc& y = p.symbols[k];
     if (y.input < 0) {
+      if (y.slot < 0 || y.slot >= p.numSlots)
+        return bad("data symbol '" + std::string(y.name) + "' names slot " + std::to_string(y.slot));
       for (int i = 0; i < p.numSteps && m->producerStep[k] < 0; ++i) {
         const int32_t* io = p.stepIo + p.steps[i].io;
         for (int a = p.steps[i].nin; a < p.steps[i].nin + p.steps[i].nout; ++a)
