@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mg_package.h"
+#include "mg_runtime.h"
 
 namespace {
 
@@ -152,6 +153,27 @@ TEST(PackageDataExtent, CountOutsideTheRangeIsRefusedByNodeAndCount) {
   EXPECT_EQ(run(p, m, in, out), kOk) << lastError(p, m);
   EXPECT_EQ(modelPortDims(p, m, true, 2)[1], 1);
   destroy(p, m);
+}
+
+TEST(PackageDataExtent, KernelsCannotReportAnExtentPastTheCapacity) {
+  // Ctx::setDataExtent: a data-dependent result takes any count up to its capacity; past it (a
+  // kernel bug) it is refused before anything is written, and an exact result (no data symbol)
+  // takes only its own extent.
+  mgrt::Tensor t;
+  t.rank = 2;
+  t.dims[0] = 2;
+  t.dims[1] = 6;
+  mgrt::Ctx c;
+  c.dataExtents = true;
+  EXPECT_FALSE(c.setDataExtent(t, 1, 7));
+  EXPECT_FALSE(c.setDataExtent(t, 1, -1));
+  EXPECT_EQ(t.dims[1], 6);
+  EXPECT_TRUE(c.setDataExtent(t, 1, 0));
+  EXPECT_EQ(t.dims[1], 0);
+  c.dataExtents = false;
+  t.dims[1] = 6;
+  EXPECT_FALSE(c.setDataExtent(t, 1, 5));
+  EXPECT_TRUE(c.setDataExtent(t, 1, 6));
 }
 
 TEST(PackageDataExtent, DataSymbolWithoutProducingStepFailsCreate) {
