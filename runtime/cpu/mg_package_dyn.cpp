@@ -363,7 +363,9 @@ int dynBindData(Model* m, int first, int end) {
         return fail(m, kErrRuntime,
                     std::string("step ") + std::to_string(i) + " (" + p.steps[i].op + ", node '" + p.steps[i].node +
                         "') computed extent " + std::to_string(n) + " for data symbol '" + y.name +
-                        "', outside its range [" + std::to_string(y.lo) + ", " + std::to_string(y.hi) + "]");
+                        "', outside its range [" + std::to_string(y.lo) + ", " + std::to_string(y.hi) + "]" +
+                        (n < y.lo ? std::string(" (the nodes reading it need at least ") + std::to_string(y.lo) + ")"
+                                  : std::string()));
       any |= binding[k] != n;
       binding[k] = n;
     }

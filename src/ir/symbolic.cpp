@@ -459,6 +459,29 @@ Status inferSymbolicNode(Graph& g, Node* n) {
     };
     return memo.emplace(b, compute()).first->second;
   };
+  // A data symbol the node cannot take down to its lower bound (TopK's constant K over a count,
+  // a Reshape to a fixed size, ...) gets its lower bound raised to the least value the node's
+  // inference accepts (with every other symbol at its maximum): the package then refuses a
+  // smaller count at run time, naming the producing node and the range, where the model cannot
+  // run anyway, instead of the compile failing. The verification still checks every binding left.
+  for (const std::string& name : mentioned) {
+    DimSymbol* s = nullptr;
+    for (DimSymbol& y : g.symbols())
+      if (y.name == name) s = &y;
+    if (!s || !s->data || s->lo >= s->hi) continue;
+    auto okAt = [&](int64_t v) {
+      DimBinding b = ref;
+      b[name] = v;
+      return outsAt(b).ok();
+    };
+    if (okAt(s->lo) || !okAt(s->hi)) continue;
+    int64_t bad = s->lo, good = s->hi;  // inference fails at `bad`, succeeds at `good`
+    while (good - bad > 1) {
+      const int64_t mid = bad + (good - bad) / 2;
+      (okAt(mid) ? good : bad) = mid;
+    }
+    s->lo = good;
+  }
   for (size_t i = 0; i < n->numOutputs(); ++i) {
     Value* out = n->output(i);
     std::vector<DimExpr> dims;

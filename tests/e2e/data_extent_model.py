@@ -80,3 +80,33 @@ for n, (b, frac, k) in enumerate(sets):
         with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
             f.write(I(outs[name], name).SerializeToString())
     print(f"set {n}: batch {b}, {idx.shape[1]} above the threshold, k {k}")
+
+# OUT/top3/: the top 3 of the values above the threshold (TopK with the constant K = 3 after the
+# NonZero): the count's lower bound becomes 3; set 0 has 5 values above it (numpy's top 3), set 1
+# only 1, which the package refuses by name at run time.
+top3 = os.path.join(out, "top3")
+os.makedirs(top3, exist_ok=True)
+nodes3 = [helper.make_node("Greater", ["x", "thr"], ["m"], name="threshold"),
+          helper.make_node("NonZero", ["m"], ["nz"], name="nonzero"),
+          helper.make_node("Transpose", ["nz"], ["t"], perm=[1, 0], name="pairs"),
+          helper.make_node("GatherND", ["x", "t"], ["v"], name="values"),
+          helper.make_node("TopK", ["v", "three"], ["tv", "ti"], name="top3")]
+g3 = helper.make_graph(nodes3, "top3", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                       [helper.make_tensor_value_info("tv", TensorProto.FLOAT, [3]),
+                        helper.make_tensor_value_info("ti", TensorProto.INT64, [3])],
+                       [I(np.array(0.5, np.float32), "thr"), I(np.array([3], np.int64), "three")])
+m3 = helper.make_model(g3, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(m3)
+onnx.save(m3, os.path.join(top3, "model.onnx"))
+for n, above in enumerate([5, 1]):
+    x = np.full((3, 4), 0.25, np.float32)
+    x.reshape(-1)[[1, 4, 6, 9, 11][:above]] = np.array([0.9, 0.6, 0.8, 0.7, 0.95][:above], np.float32)
+    v = x[x > 0.5]
+    order = np.argsort(-v, kind="stable")[:3]
+    d = os.path.join(top3, f"test_data_set_{n}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as f:
+        f.write(I(x, "x").SerializeToString())
+    for i, (name, val) in enumerate([("tv", v[order]), ("ti", order.astype(np.int64))]):
+        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
+            f.write(I(val, name).SerializeToString())

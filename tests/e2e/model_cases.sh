@@ -230,6 +230,13 @@ print('NAME.py: 4 sets ok')"
     expect_in "$dir/out" "NAME.py: 4 sets ok" "NAME.py's arrays have the counts of each run"
     expect_in "$dir/pkg/model.cpp" '\{"nonzero_count", 0, 32, -1, 1, [0-9]+\},  // data: step #[0-9]+ \(nonzero\)' \
       "the NonZero's count is a data symbol bound from its step"
+    # TopK with the constant K = 3 over the values above the threshold: the count's lower bound is
+    # 3; 5 values pass (numpy's top 3), 1 is refused by the package naming the NonZero and range.
+    run "top 3 of a run-time count" -- "$magnetoc" check "$dir/top3/model.onnx" --data "$dir/top3/test_data_set_0" -q
+    expect_in "$dir/out" "PASS: 2 output\\(s\\) in 1 data set\\(s\\)" "the top 3 of 5 values match numpy"
+    run "fewer values than K" -- sh -c "! '$magnetoc' check '$dir/top3/model.onnx' --data '$dir/top3/test_data_set_1' -q"
+    expect_in "$dir/out" "step [0-9]+ \\(NonZero, node 'nonzero'\\) computed extent 1 for data symbol 'nonzero_count', outside its range \\[3, 12\\]" \
+      "a count below what TopK needs is refused by node and range"
     run "cuda refuses data-dependent extents" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/cu' \
       --dynamic batch=1..4 --target cuda -q; test \$? -eq 0"
     expect_in "$dir/out" "node 'nonzero' \(NonZero\), result 'idx' dim 1 is a data-dependent extent.*built for the cpu target only" \
