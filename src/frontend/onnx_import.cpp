@@ -452,6 +452,12 @@ class Importer : public frontend::BodyImporter {
     return results;
   }
 
+  bool mentionsDataSymbol(const std::vector<std::string>& names) const {
+    for (const std::string& name : names)
+      if (const DimSymbol* s = g_->findSymbol(name); s && s->data) return true;
+    return false;
+  }
+
   // Shape data that depends on dynamic dimensions (Shape of a symbolic value, and Gather, Concat,
   // Mul, ... over such data): each element of each result is fitted as an expression of the symbols
   // from the node evaluated at probe bindings, and the node becomes an MgSymbolic (a constant when
@@ -506,6 +512,10 @@ class Importer : public frontend::BodyImporter {
           return outs[i].intAt(k);
         };
         auto e = fitDimExpr(g_->symbols(), mentioned, f, coords);
+        // Shape data of a data-dependent extent that no expression fits (min(K, count), the
+        // idiom of exported detectors) stays a node computed at run time: what reads it as a
+        // shape operand (TopK's K) is then itself a data-dependent extent.
+        if (!e.ok() && mentionsDataSymbol(mentioned)) return results;
         if (!e.ok())
           return e.status().withContext(fmt::format(
               "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),

@@ -4,7 +4,8 @@
 #   mask = scores > 0.5; idx = NonZero(mask) [2, n]; picked = GatherND(feats, idx^T) [n, 4];
 #   total = ReduceSum(picked, axis 0) [4]; count = Shape(idx)[1] (shape data of the count);
 #   kept = Compress(flat scores, flat mask) [n]; topv, topi = TopK(flat scores, k) [k];
-#   rows, per_row = Unique(idx[0]) (values and counts): an extent decided by another's values.
+#   rows, per_row = Unique(idx[0]) (values and counts): an extent decided by another's values;
+#   best, best_at = TopK(kept, Min(Shape(kept), 3)): exported detectors' top min(K, count).
 # Writes OUT/model.onnx and one test data set per (batch, threshold fraction, k) in SETS (numpy's
 # outputs): the counts differ between sets, including 0 and every element.
 #   /usr/bin/python3 tests/e2e/data_extent_model.py OUT [B:FRAC:K ...]   (default 2:0.4:3 ...)
@@ -34,6 +35,9 @@ nodes = [
     helper.make_node("TopK", ["fscores", "k"], ["topv", "topi"], name="topk"),
     helper.make_node("Gather", ["idx", "zero"], ["row_of"], axis=0, name="row_of"),
     helper.make_node("Unique", ["row_of"], ["rows", "first", "inverse", "per_row"], name="unique"),
+    helper.make_node("Shape", ["kept"], ["kept_shape"], name="kept_shape"),
+    helper.make_node("Min", ["kept_shape", "three"], ["kmin"], name="min_k"),
+    helper.make_node("TopK", ["kept", "kmin"], ["best", "best_at"], name="best"),
 ]
 graph = helper.make_graph(
     nodes, "data_extent",
@@ -47,10 +51,12 @@ graph = helper.make_graph(
      helper.make_tensor_value_info("topv", TensorProto.FLOAT, ["k"]),
      helper.make_tensor_value_info("topi", TensorProto.INT64, ["k"]),
      helper.make_tensor_value_info("rows", TensorProto.INT64, ["r"]),
-     helper.make_tensor_value_info("per_row", TensorProto.INT64, ["r"])],
+     helper.make_tensor_value_info("per_row", TensorProto.INT64, ["r"]),
+     helper.make_tensor_value_info("best", TensorProto.FLOAT, ["b"]),
+     helper.make_tensor_value_info("best_at", TensorProto.INT64, ["b"])],
     [I(np.array(0.5, np.float32), "thr"), I(np.array([0], np.int64), "axis0"),
      I(np.array(1, np.int64), "one"), I(np.array([-1], np.int64), "flat"),
-     I(np.array(0, np.int64), "zero")])
+     I(np.array(0, np.int64), "zero"), I(np.array([3], np.int64), "three")])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.checker.check_model(model)
 onnx.save(model, os.path.join(out, "model.onnx"))
@@ -71,12 +77,15 @@ for n, (b, frac, k) in enumerate(sets):
             "topv": flat[order], "topi": order.astype(np.int64)}
     rows, per_row = np.unique(idx[0], return_counts=True)
     outs["rows"], outs["per_row"] = rows.astype(np.int64), per_row.astype(np.int64)
+    best_at = np.argsort(-outs["kept"], kind="stable")[:3]
+    outs["best"], outs["best_at"] = outs["kept"][best_at], best_at.astype(np.int64)
     d = os.path.join(out, f"test_data_set_{n}")
     os.makedirs(d, exist_ok=True)
     for i, (name, v) in enumerate([("scores", scores), ("feats", feats), ("k", np.array([k], np.int64))]):
         with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
             f.write(I(v, name).SerializeToString())
-    for i, name in enumerate(["picked", "total", "count", "kept", "topv", "topi", "rows", "per_row"]):
+    for i, name in enumerate(["picked", "total", "count", "kept", "topv", "topi", "rows", "per_row", "best",
+                              "best_at"]):
         with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
             f.write(I(outs[name], name).SerializeToString())
     print(f"set {n}: batch {b}, {idx.shape[1]} above the threshold, k {k}")
