@@ -108,6 +108,15 @@ Status inferUnique(InferContext& c) {
   }
   const bool sorted = c.attrs().getInt("sorted", 1) != 0;
   const Tensor* x = c.constantInput(0);
+  switch (t.dtype) {
+    case DType::kF32: case DType::kF64: case DType::kI8: case DType::kI16: case DType::kI32:
+    case DType::kI64: case DType::kU8: case DType::kBool: case DType::kU16: case DType::kU32:
+    case DType::kU64:
+      break;
+    default:
+      return unsupported("{}: input of element type {} is not supported (numbers and bool are)", op,
+                         dtypeName(t.dtype));
+  }
   if (!x) {
     // Known at run time: at most n unique elements or slices; inverse_indices is static.
     Dims y = axis < 0 ? Dims{n} : t.dims;
