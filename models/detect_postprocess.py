@@ -25,14 +25,14 @@ advanced until no pair of boxes has an IoU within 1e-4 of iou_threshold and no s
 1e-4 of score_threshold, so a float32 rounding difference cannot flip a decision; every output
 is then an exact copy (indices, gathered boxes and scores): the check's tolerance is 0.
 
-Static shapes: K, the number of kept boxes, depends on the values of boxes and scores, and Magneto
-compiles static shapes, so NonMaxSuppression's operands must be compile-time constants (see
-src/ops/selection_ops.cpp). `magnetoc check` binds graph inputs that decide an output's shape
-to its data set's values (src/frontend/onnx_import.cpp, shapeDeterminingInputs), so this model's
-package is compiled for these boxes and scores: NonMaxSuppression and the Gathers are computed at
-compile time (fold) and the package returns their results. The check compares Magneto's selection
-and gathers with onnxruntime's on real overlapping data; a package that takes new boxes at run
-time needs run-time extents (dynamic shapes, issue #17). docs/USER_GUIDE.md says the same.
+Run-time extents: K, the number of kept boxes, depends on the values of boxes and scores. On the
+cpu target it is a data symbol (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"): the package
+plans the selection at its bound (4 classes x 70 = 280 rows), NonMaxSuppression and the Gathers
+run on every run's boxes and scores, and the package reports K after the run; `magnetoc check`
+keeps boxes and scores as run-time inputs there. The cuda and hip targets refuse run-time extents,
+so for them check binds the inputs that decide an output's shape to the data set's values
+(meta.json's bind_inputs; src/frontend/onnx_import.cpp, shapeDeterminingInputs) and the
+selection is computed at compile time. docs/USER_GUIDE.md says the same.
 """
 import argparse
 import os

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "magneto/ir/kernel_attrs.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/target/cost_model.h"
 #include "mg_kernels.h"
 #include "mg_runtime.h"
@@ -160,6 +161,8 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
   // processing time first keeps the region's makespan close to the cost model's).
   std::string regions, regionOrder;
   int numRegions = 0, orderPos = 0;
+  std::vector<size_t> unitEnd(plan.steps.size());  // the first step after i's region (or i)
+  for (size_t i = 0; i < plan.steps.size(); ++i) unitEnd[i] = i + 1;
   for (size_t i = 0; i < plan.steps.size();) {
     const Node& n = *plan.steps[i];
     auto git = g.groups().find(n.group());
@@ -187,6 +190,7 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     regionOrder += fmt::format("    /* region {} */{}\n", numRegions, order);
     orderPos += static_cast<int>(end - i);
     ++numRegions;
+    for (size_t k = i; k < end; ++k) unitEnd[k] = end;
     i = end;
   }
 
@@ -203,9 +207,33 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
   if (!g.symbols().empty()) {
     std::map<std::string, int> symIndex;
     std::string symbols;
+    // Data symbols (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"): the step producing each,
+    // and the first step after that step's parallel region (every reader of a slot whose dims or
+    // shape-data elements mention the symbol must come at or after it).
+    std::map<std::string, size_t> producerStep;
+    std::map<const Node*, size_t> stepOf;
+    for (size_t i = 0; i < plan.steps.size(); ++i) stepOf[plan.steps[i]] = i;
     for (size_t k = 0; k < g.symbols().size(); ++k) {
       const DimSymbol& sym = g.symbols()[k];
       symIndex[sym.name] = static_cast<int>(k);
+      if (sym.data) {
+        const Node* producer = nullptr;
+        DataSymbolDim at;
+        for (const Node* n : g.nodes())
+          for (const DataSymbolDim& d : producedDataSymbols(g, *n))
+            if (d.symbol == sym.name && !producer) producer = n, at = d;
+        if (!producer || !stepOf.count(producer) || !slot.count(producer->output(at.output)))
+          return unsupported("data symbol '{}' has no producing step (its node was folded or "
+                             "removed); the package cannot compute it",
+                             sym.name);
+        producerStep[sym.name] = stepOf.at(producer);
+        const int s = slot.at(producer->output(at.output));
+        symbols += fmt::format("    {{{}, {}, {}, -1, {}, {}}},  // data: step #{} ({}) %{} dim {}\n",
+                               cStringLiteral(sym.name), sym.lo, sym.hi, at.dim, s,
+                               stepOf.at(producer), commentSafe(producer->name()),
+                               commentSafe(producer->output(at.output)->name()), at.dim);
+        continue;
+      }
       int input = -1, dim = -1;
       for (size_t i = 0; i < g.inputs().size() && input < 0; ++i) {
         const Value* v = g.inputs()[i];
@@ -254,6 +282,22 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
                                      fmt::format("%{} element {}", v->name(), k)));
         }
       }
+    }
+    // Every step reading or writing a value whose shape or shape data depends on a data symbol
+    // runs after that symbol's producer (and its region): the package binds the symbol there.
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const Node& n = *plan.steps[i];
+      std::vector<const Value*> vals(n.inputs().begin(), n.inputs().end());
+      for (const Value* v : n.outputs()) vals.push_back(v);
+      for (const Value* v : vals)
+        for (const std::string& name : symbolsOf(v)) {
+          auto it = producerStep.find(name);
+          if (it == producerStep.end() || it->second == i) continue;
+          if (i < unitEnd[it->second])
+            return unsupported("{} is scheduled before the step computing data-dependent extent "
+                               "'{}' ({}) that its operand or result '{}' depends on",
+                               n.describe(), name, plan.steps[it->second]->describe(), v->name());
+        }
     }
     vars["NUM_SYMBOLS"] = std::to_string(g.symbols().size());
     vars["SYMBOL_TABLE"] = symbols;

@@ -45,12 +45,18 @@ struct CopyDesc {
 // holds its largest shape (every symbol at its maximum: what the arena is planned for); the
 // DynEntry rows say which of its dims (or, for a small int64/int32 tensor of shape data, which of
 // its elements) are expressions of the symbols, evaluated whenever the input dims change.
+//
+// A data symbol (input == -1) is an extent computed at run time (NonZero's count, Compress's kept
+// slices, TopK's run-time K; docs/DYNAMIC_SHAPES.md, "Data-dependent extents"): the step writing
+// slot `slot` sets its dim `dim` to the count, and the package binds the symbol to it after that
+// step (0 <= count <= hi; the range starts at 0).
 struct SymbolDesc {
-  const char* name;  // the model's dim_param (or the name given to --dynamic)
+  const char* name;  // the model's dim_param (or the name given to --dynamic; a data symbol's node)
   int64_t lo;        // declared range, inclusive
   int64_t hi;
-  int32_t input;  // bound from inputs[input] ...
-  int32_t dim;    // ... dimension `dim`
+  int32_t input;  // bound from inputs[input] (-1: a data symbol) ...
+  int32_t dim;    // ... dimension `dim` (of `slot` for a data symbol)
+  int32_t slot;   // a data symbol's producing slot (a result of one step); unused otherwise
 };
 
 // Dimension expressions are postfix integer programs in one int64 array (Program's dimCode);

@@ -420,6 +420,12 @@ int topKKernel(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
   AxisSplit s = splitAt(x, static_cast<int>(axis[0]));
   if (k < 0 || k > s.n)
     return ctx.fail("TopK: K = %lld, expected 0..%lld", static_cast<long long>(k), static_cast<long long>(s.n));
+  // A run-time K (a data-dependent extent): the results arrive at their capacity along axis.
+  if (ctx.dataExtents &&
+      (!ctx.setDataExtent(out[0], static_cast<int>(axis[0]), k) ||
+       !ctx.setDataExtent(out[1], static_cast<int>(axis[0]), k)))
+    return ctx.fail("TopK: K = %lld passes the results' capacity along axis %lld",
+                    static_cast<long long>(k), static_cast<long long>(axis[0]));
   if (out[0].dtype != x.dtype || out[1].dtype != kI64 || out[0].numel() != s.outer * k * s.inner ||
       out[1].numel() != s.outer * k * s.inner)
     return ctx.fail("TopK: results do not match the operand and K");

@@ -3,7 +3,9 @@
 // shape inference ran on the constant operands that decide the result extents (every operand of
 // NonMaxSuppression, Unique's input, Compress's condition): the kernels check that the run-time
 // selection has the allocated extent and fail the step, saying so, when it does not (operands
-// that changed after compilation), instead of writing past a result.
+// that changed after compilation), instead of writing past a result. When those operands are
+// run-time values (Ctx::dataExtents), the results arrive at their capacity and the kernels write
+// the actual extent into their dims (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
 //   NonMaxSuppression: f32 boxes and scores, [num_selected, 3] int64 (batch, class, box).
 //   Unique: any numeric or bool input, flattened or along axis; Y, indices, inverse_indices and
 //           counts, the last three optional.
@@ -69,6 +71,9 @@ int kNonMaxSuppression(const Attrs& a, const Tensor* in, int nin, Tensor* out, i
   std::vector<int64_t> selected;
   sel::nmsSelect(boxes.as<float>(), scores.as<float>(), p, &selected);
   const std::vector<int64_t> want = {static_cast<int64_t>(selected.size() / 3), 3};
+  if (ctx.dataExtents && !ctx.setDataExtent(out[0], 0, want[0]))
+    return ctx.fail("%s: %lld boxes selected, more than the result's capacity %lld", op,
+                    static_cast<long long>(want[0]), static_cast<long long>(out[0].dims[0]));
   if (out[0].dtype != kI64 || !hasDims(out[0], want))
     return ctx.fail("%s: the selection is int64 %s, the result was compiled otherwise (the "
                     "operands differ from the constants it was compiled with)",
@@ -126,6 +131,12 @@ int kUnique(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
                       static_cast<int>(x.dtype));
   }
   const int64_t u = static_cast<int64_t>(r.first.size());
+  if (ctx.dataExtents) {  // Y, indices and counts arrive at their capacity: they get u
+    bool fits = ctx.setDataExtent(out[0], axis < 0 ? 0 : static_cast<int>(axis), u);
+    if (nout > 1 && out[1].present()) fits = fits && ctx.setDataExtent(out[1], 0, u);
+    if (nout > 3 && out[3].present()) fits = fits && ctx.setDataExtent(out[3], 0, u);
+    if (!fits) return ctx.fail("%s: %lld unique values pass the results' capacity", op, static_cast<long long>(u));
+  }
   const Tensor& y = out[0];
   const int64_t yAxisExtent = axis < 0 ? (y.rank == 1 ? y.dims[0] : -1) : y.dims[axis];
   if (y.dtype != x.dtype || y.numel() != outer * u * inner || yAxisExtent != u)
@@ -167,6 +178,9 @@ int kCompress(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, 
   std::string err = sel::compressSelected(cond.as<uint8_t>(), cond.numel(), extent, &idx);
   if (!err.empty()) return ctx.fail("%s: %s", op, err.c_str());
   const int64_t kept = static_cast<int64_t>(idx.size());
+  if (ctx.dataExtents && !ctx.setDataExtent(out[0], axis < 0 ? 0 : static_cast<int>(axis), kept))
+    return ctx.fail("%s: the condition keeps %lld, more than the result's capacity %lld", op,
+                    static_cast<long long>(kept), static_cast<long long>(out[0].dims[axis < 0 ? 0 : axis]));
   const Tensor& y = out[0];
   const int64_t yAxisExtent = axis < 0 ? (y.rank == 1 ? y.dims[0] : -1) : y.dims[axis];
   if (y.dtype != x.dtype || y.numel() != outer * kept * inner || yAxisExtent != kept)

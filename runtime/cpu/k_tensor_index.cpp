@@ -251,17 +251,23 @@ MG_TENSOR_KERNEL(kReverseSequence) {
 MG_TENSOR_KERNEL(kNonZero) {
   const Tensor& x = in[0];
   int r = x.rank;
-  int64_t total = x.numel(), cols = out[0].rank == 2 ? out[0].dims[1] : 0, n = 0;
+  int64_t total = x.numel(), n = 0;
+  if (out[0].rank != 2) return ctx.fail("NonZero: the result must have rank 2");
+  for (int64_t i = 0; i < total; ++i) n += readF(x, i) != 0.0;
+  // A data-dependent extent: out[0] holds up to dims[1] columns; it gets exactly n.
+  if (!ctx.setDataExtent(out[0], 1, n))
+    return ctx.fail("NonZero: %lld non-zero elements, the result holds %s%lld", (long long)n,
+                    ctx.dataExtents ? "at most " : "", (long long)out[0].dims[1]);
+  const int64_t cols = n;
   int64_t c[kMaxRank];
+  int64_t k = 0;
   for (int64_t i = 0; i < total; ++i) {
     if (readF(x, i) == 0.0) continue;
-    if (n >= cols) return ctx.fail("NonZero: more non-zero elements than the inferred %lld", (long long)cols);
     unravel(i, x.dims, r, c);
-    for (int d = 0; d < r; ++d) out[0].as<int64_t>()[d * cols + n] = c[d];
-    if (r == 0) out[0].as<int64_t>()[n] = 0;
-    ++n;
+    for (int d = 0; d < r; ++d) out[0].as<int64_t>()[d * cols + k] = c[d];
+    if (r == 0) out[0].as<int64_t>()[k] = 0;
+    ++k;
   }
-  if (n != cols) return ctx.fail("NonZero: %lld non-zero elements, inferred %lld", (long long)n, (long long)cols);
   return 0;
 }
 

@@ -122,8 +122,20 @@ struct Ctx {
   std::atomic<int64_t>* progress = nullptr;
   const std::atomic<int64_t>* upstream = nullptr;
   static constexpr int64_t kProgressDone = INT64_MAX;
+  // The step produces data-dependent extents (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"):
+  // those result dims arrive at their capacity (what memory holds), and the kernel writes its
+  // results compactly at the actual extent and sets the dims to it (setDataExtent), which the
+  // package then binds to the data symbol. Otherwise the dims are exact and must be met.
+  bool dataExtents = false;
   char error[256] = {0};
   int fail(const char* fmt, ...);  // formats into error, returns 1
+  // Result t's dim `d` holds `n`: sets it when dataExtents and n fits the capacity; false when n
+  // passes the capacity, or differs from the exact dim (the kernel then fails, saying why).
+  bool setDataExtent(Tensor& t, int d, int64_t n) const {
+    if (d < 0 || d >= t.rank || n < 0 || n > t.dims[d] || (!dataExtents && n != t.dims[d])) return false;
+    t.dims[d] = n;
+    return true;
+  }
   bool constant(int input) const { return state && input < 32 && (constInputs >> input & 1u); }
 };
 

@@ -176,7 +176,7 @@ Expected<RunOutcome> runInputs(const DataSet& ds, const CompileResult& built, co
       data = Tensor(in->type(), std::vector<uint8_t>(data.bytes(), data.bytes() + data.byteSize()));
     // A dynamic package takes the data's shape (the package checks it against the declared
     // ranges); element type and rank must match all the same.
-    const bool dynamic = !o.compile.dynamic.empty();
+    const bool dynamic = !g.symbols().empty();
     if (dynamic ? data.dtype() != in->dtype() || data.type().rank() != in->type().rank()
                 : data.type() != in->type()) {
       std::printf("input %s: the data holds %s but the compiled model expects %s [FAIL]\n",
@@ -201,7 +201,7 @@ Expected<RunOutcome> runInputs(const DataSet& ds, const CompileResult& built, co
     std::printf("run: the compiled model failed [FAIL]\n%s", tailLines(r.output, 10).c_str());
     return RunOutcome{failed + 1, false};
   }
-  if (!o.compile.dynamic.empty())
+  if (!g.symbols().empty())  // --dynamic, or data-dependent extents
     MG_RETURN_IF_ERROR(writeFile(work + "/output_dims.txt", outputDimsLines(r.output, g.outputs().size())));
   out.ran = true;
   return out;
@@ -231,7 +231,7 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
   size_t n = std::min(ds.outputs.size(), g.outputs().size());
   // A dynamic package's outputs have the shapes it reported for this run.
   std::vector<Dims> runDims;
-  if (!o.compile.dynamic.empty()) {
+  if (!g.symbols().empty()) {
     MG_ASSIGN_OR_RETURN(std::string text, readFile(work + "/output_dims.txt"));
     size_t pos = 0;
     while (pos < text.size()) {
@@ -355,7 +355,10 @@ Expected<bool> checkModel(const CheckOptions& o) {
                     "or hip and --emulate");
 
   MG_ASSIGN_OR_RETURN(std::vector<OnnxModelInput> declared, onnxModelInputs(o.compile.model));
-  MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi, shapeDeterminingInputs(o.compile.model));
+  // The cpu target computes data-dependent extents at run time (docs/DYNAMIC_SHAPES.md): their
+  // deciding inputs stay run-time inputs there; the GPU targets need them bound.
+  MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi,
+                      shapeDeterminingInputs(o.compile.model, o.compile.target != "cpu"));
   std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
 
   std::vector<DataSet> sets;

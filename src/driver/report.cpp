@@ -406,7 +406,8 @@ std::string formatReport(const Report& r) {
     for (const DimSymbol& sym : r.graph->symbols()) {
       std::string opt;
       for (int64_t v : sym.opt) opt += (opt.empty() ? "" : ",") + std::to_string(v);
-      s += fmt::format("  {} = {}..{}{}\n", sym.name, sym.lo, sym.hi, opt.empty() ? "" : "  opt " + opt);
+      s += fmt::format("  {} = {}..{}{}{}\n", sym.name, sym.lo, sym.hi, opt.empty() ? "" : "  opt " + opt,
+                       sym.data ? "  (data: an extent computed at run time)" : "");
     }
     s += "symbolic shapes\n";
     for (const Value* v : r.graph->values()) {
@@ -476,8 +477,9 @@ std::string reportJson(const Report& r) {
     s += ",\n  \"symbols\": [";
     const auto& syms = r.graph->symbols();
     for (size_t i = 0; i < syms.size(); ++i)
-      s += fmt::format("{}\n    {{\"name\": {}, \"lo\": {}, \"hi\": {}, \"opt\": [{}]}}", i ? "," : "",
-                       jsonString(syms[i].name), syms[i].lo, syms[i].hi, fmt::join(syms[i].opt, ", "));
+      s += fmt::format("{}\n    {{\"name\": {}, \"lo\": {}, \"hi\": {}, \"opt\": [{}], \"data\": {}}}",
+                       i ? "," : "", jsonString(syms[i].name), syms[i].lo, syms[i].hi,
+                       fmt::join(syms[i].opt, ", "), syms[i].data ? "true" : "false");
     s += "\n  ],\n  \"values\": [";
     bool first = true;
     for (const Value* v : r.graph->values()) {

@@ -125,7 +125,9 @@ class Importer : public frontend::BodyImporter {
     std::vector<TensorType> types(1);
     Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr,
                              {freshName(name)});
-    MG_RETURN_IF_ERROR(inferNode(*n));
+    std::vector<DataDim> dataDims;
+    MG_RETURN_IF_ERROR(inferNode(*n, &dataDims));
+    MG_RETURN_IF_ERROR(declareDataSymbols(*g_, n, dataDims));
     MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
     MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
     return results[0];
@@ -403,7 +405,11 @@ class Importer : public frontend::BodyImporter {
     std::vector<TensorType> types(resultNames.size());
     Node* n = g_->createNode(d.kind, d.inputs, types, std::move(d.attrs), name, nullptr,
                              resultNames);
-    MG_RETURN_IF_ERROR(inferNode(*n));
+    // A data-dependent extent (NonZero of a run-time tensor, ...) becomes a data symbol named
+    // after the node (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+    std::vector<DataDim> dataDims;
+    MG_RETURN_IF_ERROR(inferNode(*n, &dataDims));
+    MG_RETURN_IF_ERROR(declareDataSymbols(*g_, n, dataDims));
     MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
     MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
     for (int i = 0; i < np.output_size(); ++i)
@@ -444,6 +450,12 @@ class Importer : public frontend::BodyImporter {
       results[i] = g_->addConstant(names[i], constants[i]->constant());
     }
     return results;
+  }
+
+  bool mentionsDataSymbol(const std::vector<std::string>& names) const {
+    for (const std::string& name : names)
+      if (const DimSymbol* s = g_->findSymbol(name); s && s->data) return true;
+    return false;
   }
 
   // Shape data that depends on dynamic dimensions (Shape of a symbolic value, and Gather, Concat,
@@ -500,6 +512,10 @@ class Importer : public frontend::BodyImporter {
           return outs[i].intAt(k);
         };
         auto e = fitDimExpr(g_->symbols(), mentioned, f, coords);
+        // Shape data of a data-dependent extent that no expression fits (min(K, count), the
+        // idiom of exported detectors) stays a node computed at run time: what reads it as a
+        // shape operand (TopK's K) is then itself a data-dependent extent.
+        if (!e.ok() && mentionsDataSymbol(mentioned)) return results;
         if (!e.ok())
           return e.status().withContext(fmt::format(
               "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),
@@ -708,7 +724,7 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
 
 }  // namespace
 
-Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path) {
+Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path, bool withData) {
   MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
                       frontend::loadOnnxModel(path, nullptr, /*runChecker=*/false));
   const onnx::GraphProto& graph = m->model.graph();
@@ -728,7 +744,7 @@ Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& pat
   // what feeds it.
   std::vector<std::string> work;
   for (const onnx::NodeProto* n : nodes)
-    for (int pos : frontend::onnxShapeOperands(n->op_type(), m->opset))
+    for (int pos : frontend::onnxShapeOperands(n->op_type(), m->opset, withData))
       if (pos < n->input_size() && !n->input(pos).empty()) work.push_back(n->input(pos));
   std::set<std::string> seen, found;
   while (!work.empty()) {

@@ -320,7 +320,7 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n) {
   return Status::success();
 }
 
-std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset) {
+std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset, bool withData) {
   // Control flow is specialised on import (onnx_control_flow.cpp) only when its control is
   // constant: If's condition, Loop's trip count and condition. Scan's length comes from shapes.
   if (opType == "If") return {0};
@@ -332,7 +332,10 @@ std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset) {
       (opType == "TopK" && opset < 10) || (opType == "Clip" && opset < 11))
     return {};
   const OpSchema* s = OpRegistry::instance().find(opType);
-  return s ? s->shapeOperands : std::vector<int>{};
+  if (!s) return {};
+  std::vector<int> out = s->shapeOperands;
+  if (withData) out.insert(out.end(), s->dataOperands.begin(), s->dataOperands.end());
+  return out;
 }
 
 float halfToFloat(uint16_t h) {

@@ -36,7 +36,9 @@ Status normalizeNode(Graph& g, int64_t opset, NodeDraft& n);
 // The ONNX operand positions of `opType` (as written at `opset`) whose values decide output shapes:
 // the registered schema's shapeOperands mapped back through normalizeNode's rewrites; for If and
 // Loop, the operands that decide their control (specialised on import, onnx_control_flow.cpp).
-std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset);
+// With `withData`, also the schema's dataOperands (those of a data-dependent extent, which only the
+// cpu target compiles at run time).
+std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset, bool withData = false);
 
 // IEEE half / bfloat16 bits <-> float.
 float halfToFloat(uint16_t h);

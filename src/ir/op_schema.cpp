@@ -91,7 +91,7 @@ void InferContext::setOutput(size_t i, TensorType t) {
   node_.output(i)->setType(std::move(t));
 }
 
-Status inferNode(Node& n) {
+Status inferNode(Node& n, std::vector<DataDim>* dataDims) {
   std::string ctx = n.describe() + ": ";
   const OpSchema* s = n.schema();
   if (!s) return unsupported("{}unsupported operator '{}'", ctx, n.kind());
@@ -131,6 +131,7 @@ Status inferNode(Node& n) {
   if (!s->infer) return internalStatus("{}op '{}' has no shape inference", ctx, n.kind());
   InferContext ic(n);
   MG_RETURN_IF_ERROR(s->infer(ic).withContext(ctx));
+  if (dataDims) *dataDims = ic.dataDims();
   constexpr int kMaxRank = 8;  // the runtime's limit (runtime/cpu/mg_runtime.h)
   for (Value* v : n.outputs()) {
     if (v->rank() > kMaxRank)
@@ -145,12 +146,14 @@ Status inferNode(Node& n) {
 }
 
 Status inferNodeAt(Node& n, const std::vector<TensorType>& ins,
-                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs) {
+                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs,
+                   std::vector<DataDim>* dataDims) {
   const OpSchema* s = n.schema();
   if (!s || !s->infer) return unsupported("{}: no shape inference", n.describe());
   outs->assign(n.numOutputs(), TensorType{});
   InferContext ic(n, &ins, &consts, outs);
   MG_RETURN_IF_ERROR(s->infer(ic).withContext(n.describe() + ": "));
+  if (dataDims) *dataDims = ic.dataDims();
   for (size_t i = 0; i < outs->size(); ++i) {
     if ((*outs)[i].dtype == DType::kUndefined)
       return internalStatus("{}: shape inference left result {} untyped", n.describe(), i);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 
 namespace magneto {
@@ -362,7 +363,7 @@ class Parser {
     return out;
   }
 
-  // symbol NAME [lo, hi] [opt [v, ...]]
+  // symbol NAME [lo, hi] [opt [v, ...]] [data]
   Status parseSymbol() {
     MG_RETURN_IF_ERROR(fill());
     if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kString) return fail("expected a symbol name");
@@ -375,7 +376,7 @@ class Parser {
     MG_RETURN_IF_ERROR(expectPunct(","));
     MG_ASSIGN_OR_RETURN(sym.hi, integer());
     MG_RETURN_IF_ERROR(expectPunct("]"));
-    if (sym.lo < 1 || sym.lo > sym.hi) return fail("symbol range must satisfy 1 <= lo <= hi");
+    if (sym.lo < 0 || sym.lo > sym.hi) return fail("symbol range must satisfy 0 <= lo <= hi");
     if (isIdent("opt")) {
       MG_RETURN_IF_ERROR(fill());
       MG_RETURN_IF_ERROR(expectPunct("["));
@@ -388,6 +389,12 @@ class Parser {
       }
       MG_RETURN_IF_ERROR(fill());
     }
+    if (isIdent("data")) {
+      sym.data = true;
+      MG_RETURN_IF_ERROR(fill());
+    }
+    if (sym.lo < (sym.data ? 0 : 1))
+      return fail("symbol range must satisfy 1 <= lo <= hi (0 <= lo for a data symbol)");
     g_->symbols().push_back(sym);
     return Status::success();
   }
@@ -633,7 +640,11 @@ class Parser {
     bool anyMissing = false;
     for (auto& r : results) anyMissing |= !r.type.has_value();
     if (anyMissing) {
-      Status s = inferNode(*n);
+      // A data-dependent extent of an untyped result gets a data symbol, as on import
+      // (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+      std::vector<DataDim> dataDims;
+      Status s = inferNode(*n, &dataDims);
+      if (s.ok()) s = declareDataSymbols(*g_, n, dataDims);
       if (!s.ok())
         return badInput("{}:{}:{}: {}", source_, start.line, start.col, s.message());
     }

@@ -115,6 +115,7 @@ std::string printGraph(const Graph& g, const PrintOptions& opts) {
          fmt::format(" [{}, {}]", sym.lo, sym.hi);
     if (!sym.opt.empty())
       s += " opt " + joinList(sym.opt, [](int64_t x) { return std::to_string(x); });
+    if (sym.data) s += " data";
     s += "\n";
   }
   for (const Value* v : g.inputs()) s += "  input " + valueRef(v) + " : " + printTypeWithSymDims(v) + "\n";

@@ -2,6 +2,7 @@
 #include "magneto/ir/symbolic.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
@@ -415,8 +416,25 @@ std::vector<DimExpr> fitCoordinates(const Node& n) {
 
 Status inferSymbolicNode(Graph& g, Node* n) {
   if (g.symbols().empty()) return Status::success();
+  const std::vector<DataSymbolDim> produced = producedDataSymbols(g, *n);
+  auto producedAt = [&](size_t i, int d) -> const DataSymbolDim* {
+    for (const DataSymbolDim& p : produced)
+      if (p.output == static_cast<int>(i) && p.dim == d) return &p;
+    return nullptr;
+  };
   if (!symNodeDepends(n)) {
-    for (Value* v : n->outputs()) v->setSymDims({});
+    // Static operands: the results are static but for the data symbols the node produces.
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      Value* v = n->output(i);
+      std::vector<DimExpr> dims;
+      bool any = false;
+      for (int d = 0; d < v->rank(); ++d) {
+        const DataSymbolDim* p = producedAt(i, d);
+        any |= p != nullptr;
+        dims.push_back(p ? DimExpr::symbol(p->symbol) : DimExpr(v->dims()[d]));
+      }
+      v->setSymDims(any ? dims : std::vector<DimExpr>{});
+    }
     return Status::success();
   }
   const std::vector<DimSymbol>& syms = g.symbols();
@@ -436,15 +454,44 @@ Status inferSymbolicNode(Graph& g, Node* n) {
       MG_RETURN_IF_ERROR(symOperandsAt(*n, b, parsed, &ops));
       std::vector<TensorType> outs;
       MG_RETURN_IF_ERROR(inferNodeAt(*n, ops.types, ops.consts, &outs));
+      for (const DataSymbolDim& p : produced) outs[p.output].dims[p.dim] = b.at(p.symbol);
       return outs;
     };
     return memo.emplace(b, compute()).first->second;
   };
+  // A data symbol the node cannot take down to its lower bound (TopK's constant K over a count,
+  // a Reshape to a fixed size, ...) gets its lower bound raised to the least value the node's
+  // inference accepts (with every other symbol at its maximum): the package then refuses a
+  // smaller count at run time, naming the producing node and the range, where the model cannot
+  // run anyway, instead of the compile failing. The verification still checks every binding left.
+  for (const std::string& name : mentioned) {
+    DimSymbol* s = nullptr;
+    for (DimSymbol& y : g.symbols())
+      if (y.name == name) s = &y;
+    if (!s || !s->data || s->lo >= s->hi) continue;
+    auto okAt = [&](int64_t v) {
+      DimBinding b = ref;
+      b[name] = v;
+      return outsAt(b).ok();
+    };
+    if (okAt(s->lo) || !okAt(s->hi)) continue;
+    int64_t bad = s->lo, good = s->hi;  // inference fails at `bad`, succeeds at `good`
+    while (good - bad > 1) {
+      const int64_t mid = bad + (good - bad) / 2;
+      (okAt(mid) ? good : bad) = mid;
+    }
+    s->lo = good;
+  }
   for (size_t i = 0; i < n->numOutputs(); ++i) {
     Value* out = n->output(i);
     std::vector<DimExpr> dims;
     bool symbolic = false;
     for (int d = 0; d < out->rank(); ++d) {
+      if (const DataSymbolDim* p = producedAt(i, d)) {
+        dims.push_back(DimExpr::symbol(p->symbol));
+        symbolic = true;
+        continue;
+      }
       auto probe = [&](const DimBinding& b) -> Expected<int64_t> {
         MG_ASSIGN_OR_RETURN(std::vector<TensorType> outs, outsAt(b));
         if (outs[i].rank() != out->rank())
@@ -472,6 +519,14 @@ Status inferSymbolicNode(Graph& g, Node* n) {
 }
 
 Status inferSymbolicShapes(Graph& g) {
+  // A data symbol whose producer was removed as dead (with every value naming it) is dropped.
+  std::set<std::string> used;
+  for (const Value* v : g.values())
+    for (const std::string& name : symbolsOf(v)) used.insert(name);
+  auto& syms = g.symbols();
+  syms.erase(std::remove_if(syms.begin(), syms.end(),
+                            [&](const DimSymbol& s) { return s.data && !used.count(s.name); }),
+             syms.end());
   if (g.symbols().empty()) return Status::success();
   for (Node* n : g.nodes()) MG_RETURN_IF_ERROR(inferSymbolicNode(g, n));
   return verifySymbolicShapes(g);
@@ -494,8 +549,12 @@ Status verifySymbolicShapes(const Graph& g) {
   const DimBinding ref = g.referenceBinding();
   std::unordered_map<const Node*, std::vector<DimExpr>> parsed;
   std::vector<Node*> nodes;
+  std::unordered_map<const Node*, std::vector<DataSymbolDim>> produced;
   for (Node* n : g.nodes())
-    if (symNodeDepends(n)) nodes.push_back(n);
+    if (symNodeDepends(n)) {
+      nodes.push_back(n);
+      produced[n] = producedDataSymbols(g, *n);
+    }
   auto sizeCheck = [&](const Value* v, const TensorType& t, const DimBinding& b) -> Status {
     auto now = checkedByteSize(t);
     auto max = checkedByteSize(v->type());
@@ -524,6 +583,7 @@ Status verifySymbolicShapes(const Graph& g) {
       if (!st.ok())
         return Status(st.code(), fmt::format("symbolic shape check: {} fails at {}: {}",
                                              n->describe(), bindingStr(b), st.message()));
+      for (const DataSymbolDim& p : produced[n]) outs[p.output].dims[p.dim] = b.at(p.symbol);
       for (size_t i = 0; i < n->numOutputs(); ++i) {
         const Value* out = n->output(i);
         if (outs[i].rank() != out->rank())
@@ -548,6 +608,80 @@ Status verifySymbolicShapes(const Graph& g) {
     }
   }
   (void)ref;
+  return Status::success();
+}
+
+std::vector<DataSymbolDim> producedDataSymbols(const Graph& g, const Node& n) {
+  std::vector<DataSymbolDim> out;
+  for (size_t i = 0; i < n.numOutputs(); ++i) {
+    const Value* v = n.output(i);
+    for (int d = 0; v->isSymbolic() && d < v->rank(); ++d) {
+      const std::vector<std::string> syms = v->symDims()[d].symbols();
+      if (syms.size() != 1 || v->symDims()[d] != DimExpr::symbol(syms[0])) continue;
+      const DimSymbol* s = g.findSymbol(syms[0]);
+      if (!s || !s->data) continue;
+      bool mentioned = false;
+      for (const Value* in : n.inputs())
+        for (const std::string& name : symbolsOf(in)) mentioned |= name == syms[0];
+      if (!mentioned) out.push_back({static_cast<int>(i), d, syms[0]});
+    }
+  }
+  return out;
+}
+
+bool hasDataSymbols(const Graph& g) {
+  for (const DimSymbol& s : g.symbols())
+    if (s.data) return true;
+  return false;
+}
+
+Status declareDataSymbols(Graph& g, Node* n, const std::vector<DataDim>& dims) {
+  if (dims.empty()) return Status::success();
+  // A DimExpr symbol is [A-Za-z_][A-Za-z0-9_.]*: the node's name (or its first result's) made so.
+  std::string base = n->name().empty() ? n->output(0)->name() : n->name();
+  std::string clean;
+  for (unsigned char c : base) clean += std::isalnum(c) || c == '_' ? static_cast<char>(c) : '_';
+  if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "n_" + clean;
+  std::map<int, std::string> groupSymbol;
+  std::map<int, int64_t> groupBound;
+  for (const DataDim& dd : dims) {
+    if (dd.output < 0 || dd.output >= static_cast<int>(n->numOutputs()) || dd.dim < 0 ||
+        dd.dim >= n->output(dd.output)->rank())
+      return internalStatus("{}: data-dependent dim {} of result {} does not exist", n->describe(),
+                            dd.dim, dd.output);
+    const int64_t bound = n->output(dd.output)->dims()[dd.dim];
+    auto it = groupBound.find(dd.group);
+    if (it != groupBound.end() && it->second != bound)
+      return internalStatus("{}: data-dependent dims of one extent have bounds {} and {}",
+                            n->describe(), it->second, bound);
+    groupBound[dd.group] = bound;
+  }
+  for (const auto& [group, bound] : groupBound) {
+    std::string name = clean + "_count" + (groupBound.size() > 1 ? std::to_string(group) : "");
+    for (int k = 2; g.findSymbol(name); ++k)
+      name = clean + "_count" + (groupBound.size() > 1 ? std::to_string(group) : "") + "_" +
+             std::to_string(k);
+    DimSymbol s;
+    s.name = name;
+    s.lo = 0;
+    s.hi = bound;
+    s.data = true;
+    g.symbols().push_back(s);
+    groupSymbol[group] = name;
+  }
+  for (size_t i = 0; i < n->numOutputs(); ++i) {
+    Value* v = n->output(i);
+    std::vector<DimExpr> sd;
+    bool any = false;
+    for (int d = 0; d < v->rank(); ++d) {
+      std::string sym;
+      for (const DataDim& dd : dims)
+        if (dd.output == static_cast<int>(i) && dd.dim == d) sym = groupSymbol[dd.group];
+      any |= !sym.empty();
+      sd.push_back(sym.empty() ? DimExpr(v->dims()[d]) : DimExpr::symbol(sym));
+    }
+    if (any) v->setSymDims(sd);
+  }
   return Status::success();
 }
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/symbolic.h"
 #include "magneto/ir/text.h"
 
 namespace magneto {
@@ -42,8 +43,11 @@ Status verifyGraph(const Graph& g) {
   std::set<std::string> symNames;
   for (const DimSymbol& s : g.symbols()) {
     if (!symNames.insert(s.name).second) return badInput("symbol '{}' is declared twice", s.name);
-    if (s.lo < 1 || s.lo > s.hi)
-      return badInput("symbol '{}' has range [{}, {}]; need 1 <= lo <= hi", s.name, s.lo, s.hi);
+    if (s.lo < (s.data ? 0 : 1) || s.lo > s.hi)
+      return badInput("symbol '{}' has range [{}, {}]; need {} <= lo <= hi", s.name, s.lo, s.hi,
+                      s.data ? 0 : 1);
+    if (s.data && !s.opt.empty())
+      return badInput("data symbol '{}' has opt values: its value is computed at run time", s.name);
   }
   const DimBinding ref = g.referenceBinding();
   for (const Value* v : g.values()) {
@@ -124,7 +128,23 @@ Status verifyGraph(const Graph& g) {
       }
       if (pending) continue;
     }
-    MG_RETURN_IF_ERROR(inferNode(*cn[k]));
+    std::vector<DataDim> dataDims;
+    MG_RETURN_IF_ERROR(inferNode(*cn[k], &dataDims));
+    // A data-dependent extent must be a data symbol this node produces (else the package would
+    // run it at its bound as if it were exact).
+    if (!dataDims.empty()) {
+      const std::vector<DataSymbolDim> produced = producedDataSymbols(g, *orig[k]);
+      for (const DataDim& d : dataDims) {
+        bool found = false;
+        for (const DataSymbolDim& p : produced) found |= p.output == d.output && p.dim == d.dim;
+        if (!found)
+          return badInput("{}: result '{}' dim {} is data-dependent (known only at run time) but "
+                          "is not a data symbol the node produces (declare `symbol NAME [0, {}] "
+                          "data` and give the dim as NAME)",
+                          orig[k]->describe(), orig[k]->output(d.output)->name(), d.dim,
+                          orig[k]->output(d.output)->dims()[d.dim]);
+      }
+    }
     for (size_t i = 0; i < cn[k]->numOutputs(); ++i)
       if (cn[k]->output(i)->type() != orig[k]->output(i)->type())
         return badInput("{}: result '{}' is typed {} but shape inference gives {}",

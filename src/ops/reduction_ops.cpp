@@ -122,12 +122,23 @@ Status inferCumSum(InferContext& c) {
 Status inferTopK(InferContext& c) {
   MG_RETURN_IF_ERROR(checkDType(c, 0, kNumericSet));
   MG_RETURN_IF_ERROR(checkDType(c, 1, dtypeBit(DType::kI64) | dtypeBit(DType::kI32)));
-  MG_ASSIGN_OR_RETURN(std::vector<int64_t> k, c.constInts(1, "K"));
-  if (k.size() != 1) return badInput("K has {} values, expected 1", k.size());
   Dims dims = c.inputDims(0);
   int64_t rank = static_cast<int64_t>(dims.size());
   if (rank == 0) return badInput("operand 0 is a scalar, expected rank 1 or more");
   MG_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c.attrs().getInt("axis", -1), rank));
+  if (c.inputType(1).numel() != 1)
+    return badInput("K has {} values, expected 1", c.inputType(1).numel());
+  if (!c.constantInput(1)) {
+    // A run-time K: the extent along axis is at most the axis' size (docs/DYNAMIC_SHAPES.md,
+    // "Data-dependent extents"); the kernel checks 0 <= K <= that size.
+    c.setOutput(0, {c.inputDType(0), dims});
+    c.setOutput(1, {DType::kI64, dims});
+    c.setDataDependent(0, static_cast<int>(axis));
+    c.setDataDependent(1, static_cast<int>(axis));
+    return Status::success();
+  }
+  MG_ASSIGN_OR_RETURN(std::vector<int64_t> k, c.constInts(1, "K"));
+  if (k.size() != 1) return badInput("K has {} values, expected 1", k.size());
   if (k[0] < 0 || k[0] > dims[axis])
     return badInput("K is {}, expected 0 to {} (the size of axis {})", k[0], dims[axis], axis);
   dims[axis] = k[0];
@@ -179,10 +190,11 @@ void registerReductionOps(OpRegistry& r) {
   topk.minInputs = topk.maxInputs = 2;
   topk.minOutputs = topk.maxOutputs = 2;
   topk.attrs = {{"axis", K::kInt}, {"largest", K::kInt}, {"sorted", K::kInt}};
-  topk.shapeOperands = {1};
   topk.infer = inferTopK;
+  topk.dataOperands = {1};
   topk.doc = "the K largest (or smallest) values along axis and their i64 indices, sorted; "
-             "equal values keep the smaller index first";
+             "equal values keep the smaller index first; a K that is no constant gives a "
+             "data-dependent extent (known at run time)";
   r.add(std::move(topk));
 }
 

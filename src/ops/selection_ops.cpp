@@ -2,14 +2,13 @@
 // shape inference. Reference kernels: runtime/cpu/k_select.cpp; both sides compute through
 // runtime/common/k_select_shared.h.
 //
-// Data-dependent extents. Magneto compiles static shapes, so the operands whose values decide a
-// result's extent must be compile-time constants (the schema's shapeOperands, which `magnetoc
-// check` binds as constants, as for NonZero): every operand of NonMaxSuppression, Unique's input
-// and Compress's condition. Shape inference runs the shared computation on those constants to get
-// the exact extents; a non-constant one is refused as unsupported, saying why. Extents known only
-// at run time are future work (dynamic shapes). TfIdfVectorizer's extent is static
-// (max(ngram_indexes) + 1 columns) and needs no constant; its pool of strings is refused (STRING
-// tensors are not supported).
+// Data-dependent extents. When the operands whose values decide a result's extent are constants
+// (every operand of NonMaxSuppression, Unique's input, Compress's condition), shape inference runs
+// the shared computation on them and gives the exact extents. Otherwise it gives the extent's upper
+// bound and marks the dim data-dependent (InferContext::setDataDependent): the importer makes it a
+// data symbol and the kernel reports the actual extent at run time (docs/DYNAMIC_SHAPES.md,
+// "Data-dependent extents"). TfIdfVectorizer's extent is static (max(ngram_indexes) + 1 columns);
+// its pool of strings is refused (STRING tensors are not supported).
 #include <string>
 #include <vector>
 
@@ -22,18 +21,6 @@ namespace {
 using K = Attribute::Kind;
 namespace sel = mgrt::selection;
 
-
-// The constant value of operand i, or an unsupported error naming it and why it must be constant.
-Expected<const Tensor*> shapeConstant(const InferContext& c, size_t i, const char* op,
-                                      const char* operand, const char* decides) {
-  const Tensor* t = c.constantInput(i);
-  if (!t)
-    return unsupported("{}'s output shape depends on the values of its {} ({}): Magneto compiles "
-                       "static shapes, so it must be a constant (extents known only at run time "
-                       "are future work: dynamic shapes)",
-                       op, operand, decides);
-  return t;
-}
 
 // An optional scalar operand ([] or [1]) of type `want`; `present` false when absent.
 Status checkScalar(const InferContext& c, size_t i, const char* op, const char* name, DType want) {
@@ -68,21 +55,31 @@ Status inferNMS(InferContext& c) {
   if (center != 0 && center != 1)
     return badInput("{}: center_point_box must be 0 or 1, got {}", op, center);
 
-  const char* names[] = {"boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
-                         "score_threshold"};
   const Tensor* v[5] = {};
+  bool allConstant = true;
   for (size_t i = 0; i < 5; ++i)
     if (c.hasInput(i)) {
-      MG_ASSIGN_OR_RETURN(v[i], shapeConstant(c, i, op, names[i], "which boxes are selected"));
+      v[i] = c.constantInput(i);
+      allConstant &= v[i] != nullptr;
     }
+  if (v[3] && !(v[3]->floatAt(0) >= 0 && v[3]->floatAt(0) <= 1))
+    return badInput("{}: iou_threshold must be in [0, 1], got {}", op, v[3]->floatAt(0));
+  if (!allConstant) {
+    // Known at run time: at most min(max_output_boxes_per_class, boxes) per batch and class (no
+    // operand 2 selects none; a run-time one is bounded by the boxes).
+    int64_t perClass = b[1];
+    if (!c.hasInput(2)) perClass = 0;
+    else if (v[2]) perClass = std::min(perClass, std::max<int64_t>(0, v[2]->intAt(0)));
+    c.setOutput(0, {DType::kI64, {b[0] * s[1] * perClass, 3}});
+    c.setDataDependent(0, 0);
+    return Status::success();
+  }
   sel::NmsParams p;
   p.batches = b[0];
   p.classes = s[1];
   p.boxes = b[1];
   p.maxPerClass = v[2] ? v[2]->intAt(0) : 0;
   p.iouThreshold = v[3] ? static_cast<float>(v[3]->floatAt(0)) : 0.0f;
-  if (!(p.iouThreshold >= 0 && p.iouThreshold <= 1))
-    return badInput("{}: iou_threshold must be in [0, 1], got {}", op, p.iouThreshold);
   p.hasScoreThreshold = v[4] != nullptr;
   p.scoreThreshold = v[4] ? static_cast<float>(v[4]->floatAt(0)) : 0.0f;
   p.centerPointBox = center == 1;
@@ -110,8 +107,26 @@ Status inferUnique(InferContext& c) {
     for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= t.dims[d];
   }
   const bool sorted = c.attrs().getInt("sorted", 1) != 0;
-  MG_ASSIGN_OR_RETURN(const Tensor* x, shapeConstant(c, 0, op, "input X",
-                                                     "the number of unique elements"));
+  const Tensor* x = c.constantInput(0);
+  switch (t.dtype) {
+    case DType::kF32: case DType::kF64: case DType::kI8: case DType::kI16: case DType::kI32:
+    case DType::kI64: case DType::kU8: case DType::kBool: case DType::kU16: case DType::kU32:
+    case DType::kU64:
+      break;
+    default:
+      return unsupported("{}: input of element type {} is not supported (numbers and bool are)", op,
+                         dtypeName(t.dtype));
+  }
+  if (!x) {
+    // Known at run time: at most n unique elements or slices; inverse_indices is static.
+    Dims y = axis < 0 ? Dims{n} : t.dims;
+    c.setOutput(0, {t.dtype, y});
+    c.setDataDependent(0, axis < 0 ? 0 : static_cast<int>(axis));
+    if (c.numOutputs() > 1) c.setOutput(1, {DType::kI64, {n}}), c.setDataDependent(1, 0);
+    if (c.numOutputs() > 2) c.setOutput(2, {DType::kI64, {n}});
+    if (c.numOutputs() > 3) c.setOutput(3, {DType::kI64, {n}}), c.setDataDependent(3, 0);
+    return Status::success();
+  }
   sel::UniqueResult r;
   switch (t.dtype) {
     case DType::kF32: r = uniqueOf<float>(*x, outer, n, inner, sorted); break;
@@ -150,8 +165,15 @@ Status inferCompress(InferContext& c) {
     MG_ASSIGN_OR_RETURN(axis, normalizeAxis(a->i(), t.rank()));
     extent = t.dims[axis];
   }
-  MG_ASSIGN_OR_RETURN(const Tensor* cond, shapeConstant(c, 1, op, "condition",
-                                                        "how many slices are kept"));
+  const Tensor* cond = c.constantInput(1);
+  if (!cond) {
+    // Known at run time: at most min(len(condition), extent) slices are kept.
+    Dims y = axis < 0 ? Dims{extent} : t.dims;
+    y[axis < 0 ? 0 : axis] = std::min(extent, c.inputType(1).numel());
+    c.setOutput(0, {t.dtype, y});
+    c.setDataDependent(0, axis < 0 ? 0 : static_cast<int>(axis));
+    return Status::success();
+  }
   std::vector<int64_t> idx;
   std::string err = sel::compressSelected(cond->data<uint8_t>(), cond->numel(), extent, &idx);
   if (!err.empty()) return badInput("{}: {}", op, err);
@@ -210,29 +232,28 @@ OpSchema schema(const char* name, int minIn, int maxIn, int maxOut, InferFn fn, 
 void registerSelectionOps(OpRegistry& r) {
   OpSchema s = schema("NonMaxSuppression", 2, 5, 1, inferNMS,
                       "[num_selected, 3] (batch, class, box) of the boxes kept per batch and "
-                      "class by score and IOU; every operand must be a compile-time constant "
-                      "(data-dependent shape; run-time extents are future work)",
+                      "class by score and IOU; exact when every operand is a constant, else "
+                      "known at run time (a data symbol)",
                       11);
   s.attrs = {{"center_point_box", K::kInt}};
-  s.shapeOperands = {0, 1, 2, 3, 4};
+  s.dataOperands = {0, 1, 2, 3, 4};
   r.add(s);
 
   s = schema("Unique", 1, 1, 4, inferUnique,
              "unique elements or slices along axis (sorted or in order of first occurrence), "
-             "with indices, inverse_indices and counts; the input must be a compile-time constant "
-             "(data-dependent shape; run-time extents are future work)",
+             "with indices, inverse_indices and counts; exact for a constant input, else "
+             "known at run time (a data symbol)",
              11);
   s.attrs = {{"axis", K::kInt}, {"sorted", K::kInt}};
-  s.shapeOperands = {0};
+  s.dataOperands = {0};
   r.add(s);
 
   s = schema("Compress", 2, 2, 1, inferCompress,
              "slices along axis (or elements of the flattened input) where condition is true; "
-             "the condition must be a compile-time constant (data-dependent shape; run-time "
-             "extents are future work)",
+             "exact for a constant condition, else known at run time (a data symbol)",
              11);
   s.attrs = {{"axis", K::kInt}};
-  s.shapeOperands = {1};
+  s.dataOperands = {1};
   r.add(s);
 
   s = schema("TfIdfVectorizer", 1, 1, 1, inferTfIdf,

@@ -144,13 +144,17 @@ Status inferReverseSequence(InferContext& c) {
 
 Status inferNonZero(InferContext& c) {
   const Tensor* x = c.constantInput(0);
-  if (!x)
-    return unsupported(
-        "NonZero's output shape depends on data: Magneto compiles static shapes, so its operand "
-        "must be a constant");
+  const int64_t rows = std::max(1, c.inputType(0).rank());
+  if (!x) {
+    // Data-dependent extent: at most every element is non-zero; the count is computed at run time
+    // (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+    c.setOutput(0, {DType::kI64, {rows, c.inputType(0).numel()}});
+    c.setDataDependent(0, 1);
+    return Status::success();
+  }
   int64_t n = 0;
   for (int64_t i = 0; i < x->numel(); ++i) n += x->floatAt(i) != 0.0;
-  c.setOutput(0, {DType::kI64, {std::max(1, x->type().rank()), n}});
+  c.setOutput(0, {DType::kI64, {rows, n}});
   return Status::success();
 }
 
@@ -192,8 +196,9 @@ void registerIndexOps(OpRegistry& r) {
   r.add(s);
 
   s = makeSchema("NonZero", 1, 1, 1, 1, inferNonZero,
-                 "indices of non-zero elements; only for constant operands (data-dependent shape)");
-  s.shapeOperands = {0};
+                 "indices of non-zero elements; the count is exact for a constant operand, else "
+                 "known at run time (a data symbol bounded by the operand's element count)");
+  s.dataOperands = {0};
   r.add(s);
 }
 

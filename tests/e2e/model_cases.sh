@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
-# e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn). One helper does
+# e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
+# e2e.data_extent). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -204,6 +205,53 @@ case "$case_name" in
         --dynamic batch=1..8 --target "$t" --emulate -q
       expect_in "$dir/out" "PASS: 3 output\(s\) in 3 data set\(s\)" "the batch-axis Concat matches numpy on $t"
     done
+    ;;
+  data_extent)  # issue #17: NonZero -> Transpose -> GatherND -> ReduceSum, the count as shape data,
+    # Compress on a computed mask, TopK with K an input and with K = min(3, count), Unique of the
+    # NonZero's rows (a count decided by another's values), with a dynamic batch: one cpu build
+    # run at four data sets whose counts differ (0, some, every element) against numpy
+    /usr/bin/python3 "$src/tests/e2e/data_extent_model.py" "$dir" >/dev/null ||
+      fail "the generator data_extent_model.py failed"
+    sets=()
+    for k in 0 1 2 3; do sets+=(--data "$dir/test_data_set_$k"); done
+    for extra in "" "--threads 2"; do
+      # shellcheck disable=SC2086  # EXTRA are words
+      run "check one build at four counts ${extra:-(1 thread)}" -- "$magnetoc" check "$dir/model.onnx" \
+        "${sets[@]}" --dynamic batch=1..4 -q $extra
+      expect_in "$dir/out" "PASS: 40 output\(s\) in 4 data set\(s\)" "every count matches numpy"
+    done
+    run "the package's symbols" -- "$magnetoc" compile "$dir/model.onnx" -o "$dir/pkg" --dynamic batch=1..4 \
+      --shared -q
+    # NAME.py on one handle, the largest count first: after a small count, the next run's buffers
+    # must again hold the capacity (set_input_dims puts the data symbols back at their maximum).
+    run "NAME.py returns the actual extents" -- env PYTHONPATH="$dir/pkg" /usr/bin/python3 -c "
+import sys, numpy as np, onnx, model
+from onnx import numpy_helper as nh
+def rd(p):
+    t = onnx.TensorProto(); t.ParseFromString(open(p, 'rb').read()); return nh.to_array(t)
+m = model.Model()
+for k in (2, 1, 0, 3):
+    d = '$dir/test_data_set_%d' % k
+    outs = m.run([rd('%s/input_%d.pb' % (d, i)) for i in range(3)])
+    for i, (name, o) in enumerate(outs.items()):
+        want = rd('%s/output_%d.pb' % (d, i))
+        if o.shape != want.shape or not np.allclose(o, want, atol=1e-5):
+            sys.exit('set %d output %s: %s, want %s' % (k, name, o.shape, want.shape))
+print('NAME.py: 4 sets ok')"
+    expect_in "$dir/out" "NAME.py: 4 sets ok" "NAME.py's arrays have the counts of each run"
+    expect_in "$dir/pkg/model.cpp" '\{"nonzero_count", 0, 32, -1, 1, [0-9]+\},  // data: step #[0-9]+ \(nonzero\)' \
+      "the NonZero's count is a data symbol bound from its step"
+    # TopK with the constant K = 3 over the values above the threshold: the count's lower bound is
+    # 3; 5 values pass (numpy's top 3), 1 is refused by the package naming the NonZero and range.
+    run "top 3 of a run-time count" -- "$magnetoc" check "$dir/top3/model.onnx" --data "$dir/top3/test_data_set_0" -q
+    expect_in "$dir/out" "PASS: 2 output\\(s\\) in 1 data set\\(s\\)" "the top 3 of 5 values match numpy"
+    run "fewer values than K" -- sh -c "! '$magnetoc' check '$dir/top3/model.onnx' --data '$dir/top3/test_data_set_1' -q"
+    expect_in "$dir/out" "step [0-9]+ \\(NonZero, node 'nonzero'\\) computed extent 1 for data symbol 'nonzero_count', outside its range \\[3, 12\\]" \
+      "a count below what TopK needs is refused by node and range"
+    run "cuda refuses data-dependent extents" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/cu' \
+      --dynamic batch=1..4 --target cuda -q; test \$? -eq 0"
+    expect_in "$dir/out" "node 'nonzero' \(NonZero\), result 'idx' dim 1 is a data-dependent extent.*built for the cpu target only" \
+      "the cuda compile names the node and why"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

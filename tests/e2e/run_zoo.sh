@@ -154,7 +154,7 @@ for m in "${light[@]}"; do
 done
 # The models built by models/NAME.py: a QDQ-quantized ResNet (onnxruntime fuses QDQ into integer
 # kernels, Magneto computes in float: a few output steps), a NonMaxSuppression post-processing
-# graph (its boxes and scores are bound by check: see models/detect_postprocess.py).
+# graph (on the cpu its selection is a run-time extent: see models/detect_postprocess.py).
 for m in "${ort[@]}"; do
   dir="$out/$m"
   read -r rtol atol per_output < <(ort_tolerance "$dir")

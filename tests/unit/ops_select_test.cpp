@@ -1,6 +1,6 @@
 // Selection op family (NonMaxSuppression, Unique, Compress, TfIdfVectorizer): shape inference
-// from the constant operands that decide the extents, its unsupported error for a non-constant
-// one, attribute errors, the reference kernels against hand-computed values, and the GPU targets'
+// from the constant operands that decide the extents, the bounds and data-dependent dims of
+// run-time ones, attribute errors, the reference kernels against hand-computed values, and the GPU targets'
 // refusal by name.
 #include <gtest/gtest.h>
 
@@ -8,6 +8,8 @@
 
 #include "gpu_lowering_test_util.h"
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/text.h"
+#include "magneto/ir/verifier.h"
 #include "mg_runtime.h"
 #include "op_test_util.h"
 
@@ -82,17 +84,90 @@ TEST(SelectNMS, BatchesAndClassesInOrder) {
             (std::vector<int64_t>{0, 0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}));
 }
 
-TEST(SelectNMS, NonConstantOperandIsUnsupported) {
-  std::string e = inferError(R"(graph @t {
-  input %b : f32[1,3,4]
-  const %s : f32[1,1,3] = dense<[0.9, 0.8, 0.7]>
-  %y = NonMaxSuppression(%b, %s)
+// A run-time deciding operand gives the extent's bound and marks the dim data-dependent
+// (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"): the importer makes it a data symbol.
+struct BoundCase {
+  const char* text;
+  std::vector<Dims> dims;
+  std::vector<DataDim> data;
+};
+
+void expectBound(const BoundCase& c) {
+  auto g = parseGraph(c.text);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Node* n = (*g)->nodes().back();
+  std::vector<DataDim> dd;
+  Status st = inferNode(*n, &dd);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (size_t i = 0; i < c.dims.size(); ++i) EXPECT_EQ(n->output(i)->dims(), c.dims[i]) << c.text;
+  ASSERT_EQ(dd.size(), c.data.size()) << c.text;
+  for (size_t i = 0; i < dd.size(); ++i) {
+    EXPECT_EQ(dd[i].output, c.data[i].output) << c.text;
+    EXPECT_EQ(dd[i].dim, c.data[i].dim) << c.text;
+    EXPECT_EQ(dd[i].group, 0) << c.text;
+  }
+}
+
+TEST(SelectNMS, RunTimeOperandsGiveBoundsAndDataDims) {
+  // NMS: [batches * classes * min(max_out, boxes), 3]; no max_out selects nothing.
+  expectBound({R"(graph @t {
+  input %b : f32[2,5,4]
+  input %s : f32[2,3,5]
+  const %m : i64[1] = dense<[2]>
+  %y = NonMaxSuppression(%b, %s, %m)
   output %y
-})");
-  EXPECT_NE(e.find("NonMaxSuppression's output shape depends on the values of its boxes"),
-            std::string::npos) << e;
-  EXPECT_NE(e.find("must be a constant"), std::string::npos) << e;
-  EXPECT_NE(e.find("dynamic shapes"), std::string::npos) << e;
+})", {{12, 3}}, {{0, 0, 0}}});
+  expectBound({R"(graph @t {
+  input %b : f32[2,5,4]
+  input %s : f32[2,3,5]
+  input %m : i64[1]
+  %y = NonMaxSuppression(%b, %s, %m)
+  output %y
+})", {{30, 3}}, {{0, 0, 0}}});
+  // Unique: Y, indices and counts share one extent; inverse_indices is static.
+  expectBound({R"(graph @t {
+  input %x : f32[2,3]
+  %y, %i, %inv, %c = Unique(%x)
+  output %y
+})", {{6}, {6}, {6}, {6}}, {{0, 0, 0}, {1, 0, 0}, {3, 0, 0}}});
+  expectBound({R"(graph @t {
+  input %x : f32[2,3]
+  %y, %i, %inv, %c = Unique(%x) {axis = 1}
+  output %y
+})", {{2, 3}, {3}, {3}, {3}}, {{0, 1, 0}, {1, 0, 0}, {3, 0, 0}}});
+  // Compress: min(len(condition), extent).
+  expectBound({R"(graph @t {
+  input %x : f32[4,3]
+  input %c : bool[2]
+  %y = Compress(%x, %c) {axis = 0}
+  output %y
+})", {{2, 3}}, {{0, 0, 0}}});
+  expectBound({R"(graph @t {
+  input %x : f32[4,3]
+  input %c : bool[20]
+  %y = Compress(%x, %c)
+  output %y
+})", {{12}}, {{0, 0, 0}}});
+  // NonZero: [rank, numel]; TopK with a run-time K: the axis' size.
+  expectBound({R"(graph @t {
+  input %x : f32[4,3]
+  %y = NonZero(%x)
+  output %y
+})", {{2, 12}}, {{0, 1, 0}}});
+  expectBound({R"(graph @t {
+  input %x : f32[4,3]
+  input %k : i64[1]
+  %v, %i = TopK(%x, %k) {axis = 0}
+  output %v
+})", {{4, 3}, {4, 3}}, {{0, 0, 0}, {1, 0, 0}}});
+  // Constant operands keep the exact extents, with no data dim.
+  expectBound({R"(graph @t {
+  input %x : f32[4,3]
+  const %c : bool[3] = dense<[1, 0, 1]>
+  %y = Compress(%x, %c) {axis = 1}
+  output %y
+})", {{4, 2}}, {}});
+  std::string e;
   e = inferError(R"(graph @t {
   input %b : f32[1,3]
   input %s : f32[1,1,3]
@@ -144,15 +219,35 @@ TEST(SelectUnique, SlicesAlongAnAxis) {
   EXPECT_EQ(values<int64_t>(r["cb"]), (std::vector<int64_t>{1, 2}));
 }
 
-TEST(SelectUnique, NonConstantInputIsUnsupported) {
-  std::string e = inferError(R"(graph @t {
+TEST(SelectUnique, RunTimeInputGetsADataSymbolInTextIR) {
+  // An untyped result with a data-dependent extent gets a data symbol, as on import; a typed one
+  // at its bound without the symbol is refused by the verifier (the package would take the bound
+  // for the extent).
+  auto g = parseGraph(R"(graph @t {
   input %x : f32[6]
-  %y = Unique(%x)
+  %y, %i, %inv, %c = Unique(%x)
+  output %y, %i, %inv, %c
+})");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const std::string text = printGraph(**g);
+  EXPECT_NE(text.find("symbol y_count [0, 6] data"), std::string::npos) << text;
+  EXPECT_NE(text.find("%y : f32[6] as [y_count], %i : i64[6] as [y_count], %inv : i64[6], "
+                      "%c : i64[6] as [y_count] = Unique(%x)"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(verifyGraph(**g).ok()) << verifyGraph(**g).message();
+  auto bad = parseGraph(R"(graph @t {
+  input %x : f32[6]
+  %y : f32[6] = Unique(%x)
   output %y
 })");
-  EXPECT_NE(e.find("Unique's output shape depends on the values of its input X"),
-            std::string::npos) << e;
-  EXPECT_NE(e.find("dynamic shapes"), std::string::npos) << e;
+  ASSERT_TRUE(bad.ok()) << bad.status().message();
+  Status st = verifyGraph(**bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("result 'y' dim 0 is data-dependent (known only at run time) but is "
+                              "not a data symbol the node produces"),
+            std::string::npos)
+      << st.message();
 }
 
 // ---- Compress ----
@@ -194,15 +289,6 @@ TEST(SelectCompress, Errors) {
   std::string e = inferError(compressGraph("[0, 1, 1]", " {axis = 1}"));
   EXPECT_NE(e.find("condition[2] is true but the selected extent is only 2"), std::string::npos)
       << e;
-  e = inferError(R"(graph @t {
-  input %x : f32[3,2]
-  input %c : bool[3]
-  %y = Compress(%x, %c) {axis = 0}
-  output %y
-})");
-  EXPECT_NE(e.find("Compress's output shape depends on the values of its condition"),
-            std::string::npos) << e;
-  EXPECT_NE(e.find("dynamic shapes"), std::string::npos) << e;
   e = inferError(R"(graph @t {
   input %x : f32[3,2]
   const %c : i64[3] = dense<[0, 1, 1]>

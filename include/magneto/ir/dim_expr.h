@@ -92,6 +92,11 @@ struct DimSymbol {
   int64_t lo = 1;
   int64_t hi = 1;
   std::vector<int64_t> opt;
+  // A data symbol (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"): its value is the extent a
+  // node computes at run time (NonZero's count, Compress's kept slices, TopK's run-time k), not an
+  // input dim. Its range may start at 0; the node producing it is the one whose result has the lone
+  // symbol as a dim while none of its operands mentions it (dataSymbolProducer, symbolic.h).
+  bool data = false;
 };
 
 }  // namespace magneto

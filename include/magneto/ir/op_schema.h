@@ -39,6 +39,16 @@ struct AttrSpec {
 };
 
 class InferContext;
+
+// A result dim whose extent is computed at run time (docs/DYNAMIC_SHAPES.md, "Data-dependent
+// extents"): the InferFn gave its bound. Dims of one node with the same `group` always have the
+// same extent (Unique's Y, indices and counts) and share one data symbol.
+struct DataDim {
+  int output = 0;
+  int dim = 0;
+  int group = 0;
+};
+
 using InferFn = std::function<Status(InferContext&)>;
 
 struct OpSchema {
@@ -52,6 +62,10 @@ struct OpSchema {
   // Operands whose values (not only shapes) decide output shapes: they must be constant when the
   // node's shape is inferred (the importer folds or binds them first).
   std::vector<int> shapeOperands;
+  // Operands whose values decide a data-dependent extent: constants give exact extents, others a
+  // bound and a data symbol (docs/DYNAMIC_SHAPES.md, "Data-dependent extents"; the cpu target
+  // only: `magnetoc check` binds them to its data set's values for the other targets).
+  std::vector<int> dataOperands;
   InferFn infer;
   std::string doc;
   // Opset range of the ONNX op this schema implements (informational; importer upgrades first).
@@ -103,6 +117,10 @@ class InferContext {
   Expected<std::vector<int64_t>> constInts(size_t i, const char* what) const;
   const AttrMap& attrs() const { return node_.attrs(); }
   void setOutput(size_t i, TensorType t);
+  // Says that result `output`'s dim `dim` (set by setOutput to its upper bound) is known only at
+  // run time: the deciding operand is not a constant. The importer gives it a data symbol.
+  void setDataDependent(int output, int dim, int group = 0) { dataDims_.push_back({output, dim, group}); }
+  const std::vector<DataDim>& dataDims() const { return dataDims_; }
   Status error(const std::string& what) const { return badInput("{}", what); }
 
  private:
@@ -111,14 +129,17 @@ class InferContext {
   const std::vector<const Tensor*>* probeConst_ = nullptr;
   std::vector<TensorType>* probeOut_ = nullptr;
   mutable std::map<size_t, Tensor> symbolicValues_;
+  std::vector<DataDim> dataDims_;
 };
 
 // Infers result types of one node from its operands (context added to errors).
-Status inferNode(Node& n);
+// `dataDims` (optional) receives the result dims whose extent is data-dependent (setDataDependent).
+Status inferNode(Node& n, std::vector<DataDim>* dataDims = nullptr);
 // The same for operands of the given types and constant values (null: not constant); the node and
 // its results are not changed. What symbolic shape inference probes bindings with.
 Status inferNodeAt(Node& n, const std::vector<TensorType>& ins,
-                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs);
+                   const std::vector<const Tensor*>& consts, std::vector<TensorType>* outs,
+                   std::vector<DataDim>* dataDims = nullptr);
 
 // The elements of an MgSymbolic node's result at a binding (an int64/int32 tensor).
 Expected<Tensor> symbolicValueAt(const Node& n, const DimBinding& b);

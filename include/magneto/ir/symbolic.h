@@ -19,6 +19,7 @@
 
 #include "magneto/ir/dim_expr.h"
 #include "magneto/ir/graph.h"
+#include "magneto/ir/op_schema.h"
 #include "magneto/support/status.h"
 
 namespace magneto {
@@ -61,5 +62,21 @@ Status operandsAtBinding(const Node& n, const DimBinding& b, std::vector<TensorT
                          std::vector<Tensor>* values);
 // The verification alone.
 Status verifySymbolicShapes(const Graph& g);
+
+// ---- Data-dependent extents (docs/DYNAMIC_SHAPES.md) ----
+// A result dim of n that is a data symbol n produces: the dim's expression is the lone symbol and
+// none of n's operands mentions it (the producer is the first node that has it).
+struct DataSymbolDim {
+  int output = 0;
+  int dim = 0;
+  std::string symbol;
+};
+std::vector<DataSymbolDim> producedDataSymbols(const Graph& g, const Node& n);
+// Declares one data symbol per group of `dims` (what n's InferFn marked data-dependent), range
+// [0, the inferred bound], named after the node, and sets n's results' symbolic dims to it (the
+// other dims as inferred; inferSymbolicNode fits those that depend on symbols).
+Status declareDataSymbols(Graph& g, Node* n, const std::vector<DataDim>& dims);
+// Whether the graph has data symbols.
+bool hasDataSymbols(const Graph& g);
 
 }  // namespace magneto
