@@ -191,6 +191,30 @@ case "$case_name" in
         --dynamic batch=1..8 --dynamic seq=1..64 --opt batch=1,8 --target "$t" --emulate -q
       expect_in "$dir/out" "PASS: 3 output\(s\) in 3 data set\(s\)" "all three shapes match PyTorch on $t"
     done
+    # One handle switching shapes (batch 1 -> 8 -> 3 -> 1 -> 8 -> 1, in one Python process through
+    # NAME.py): the cuda/hip packages keep a graph per binding seen, each with its own launch
+    # arguments; with room for 2 the least recently used are replaced (and their buffers reused).
+    /usr/bin/python3 "$src/tests/e2e/dynamic_cnn_model.py" "$dir/sw" 1:5 8:64 1:5 3:17 8:64 >/dev/null ||
+      fail "the generator dynamic_cnn_model.py failed (switch sets)"
+    sw_sets=("$dir/sw/test_data_set_0" "$dir/sw/test_data_set_1" "$dir/sw/test_data_set_3" "$dir/sw/test_data_set_2"
+             "$dir/sw/test_data_set_4" "$dir/sw/test_data_set_0")
+    for t in cuda hip; do
+      run "compile the $t package" -- "$magnetoc" compile "$dir/sw/model.onnx" --dynamic batch=1..8 --dynamic seq=1..64 \
+        --target "$t" -o "$dir/sw/$t" --name dcnn -q
+      run "build the $t package for the emulation" -- sh -c "cmake -S '$dir/sw/$t' -B '$dir/sw/$t/build' \
+        -Ddcnn_EMULATE=ON -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build '$dir/sw/$t/build' -j2 >/dev/null"
+      for keep in 8 2; do
+        run "$t: one handle at batch 1, 8, 3, 1, 8, 1 (graphs kept: $keep)" -- env MAGNETO_GRAPH_LOG=1 \
+          MAGNETO_GRAPH_CACHE=$keep /usr/bin/python3 "$src/tests/e2e/dynamic_switch.py" "$dir/sw/$t" dcnn "${sw_sets[@]}"
+        expect_in "$dir/out" "switch: 6 runs ok" "$t: every run matches PyTorch after the switches (graphs kept: $keep)"
+      done
+      # 8 kept: 3 shapes, 3 captures (the create-time one included); 2 kept: 5 captures.
+      run "$t: graphs kept per shape" -- env MAGNETO_GRAPH_LOG=1 /usr/bin/python3 "$src/tests/e2e/dynamic_switch.py" \
+        "$dir/sw/$t" dcnn "${sw_sets[@]}"
+      expect_in "$dir/out" "replaying the kept graph of this binding \(3 captures\)" "$t: a shape seen before replays its graph"
+      [ "$(grep -c 'captured the forward pass' "$dir/out")" = 3 ] ||
+        fail "$t: $(grep -c 'captured the forward pass' "$dir/out") captures for 3 shapes"
+    done
     run "a batch past the range on cuda" -- sh -c "! '$magnetoc' check '$dir/model.onnx' --data '$dir/test_data_set_3' \
       --dynamic batch=1..8 --dynamic seq=1..64 --target cuda --emulate -q"
     expect_in "$dir/out" "model_set_input_dims: input 0 \('x'\) dim 0 \(symbol 'batch'\) must be in \[1, 8\], got 16" \
