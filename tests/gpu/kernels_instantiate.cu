@@ -214,6 +214,16 @@ __global__ void __launch_bounds__(256) poolNdK(mgk::PoolNdParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::poolNdBlock<T, 256>(p, blockIdx.x, smem);
 }
+template <typename T>
+__global__ void __launch_bounds__(256) nonzeroK(mgk::NonZeroParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::nonzeroBlock<T, 256>(p, blockIdx.x, smem);
+}
+template <typename W>
+__global__ void __launch_bounds__(256) compressK(mgk::CompressParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::compressBlock<W, 256>(p, blockIdx.x, smem);
+}
 
 // Functors shaped as lower_opset.cpp generates them.
 template <typename S, typename D>
@@ -258,6 +268,7 @@ struct ResizeTo {
 #define MG_OPSET_TYPES(X) \
   X(float) X(double) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t)
 #define MG_SCATTER(T) (void*)&scatterNDK<T>, (void*)&scatterElementsK<T>,
+#define MG_NONZERO(T) (void*)&nonzeroK<T>,
 #define MG_FLOATS(T) (void*)&groupNormK<T>, (void*)&col2imK<T>, (void*)&lpPoolK<T>, (void*)&deformConvK<T>, \
   (void*)&convNdK<T>, (void*)&poolNdK<T>,
 #define MG_REDUCE_OPS(T, B)                                                                      \
@@ -271,7 +282,9 @@ struct ResizeTo {
 
 extern void* const kOpsetKernels[];
 void* const kOpsetKernels[] = {
-    MG_OPSET_TYPES(MG_SCATTER) MG_FLOATS(float) MG_FLOATS(double)
+    MG_OPSET_TYPES(MG_SCATTER) MG_OPSET_TYPES(MG_NONZERO) MG_NONZERO(mgk::Half)
+    MG_NONZERO(mgk::BFloat16) (void*)&compressK<uint8_t>, (void*)&compressK<uint16_t>,
+    (void*)&compressK<uint32_t>, (void*)&compressK<uint64_t>, MG_FLOATS(float) MG_FLOATS(double)
     MG_MAPV(CastTo<float, mgk::Half>) MG_MAPV(CastTo<mgk::Half, float>)
     MG_MAPV(CastTo<float, mgk::BFloat16>) MG_MAPV(CastTo<mgk::BFloat16, double>)
     MG_MAPV(CastTo<float, int32_t>) MG_MAPV(CastTo<double, uint64_t>) MG_MAPV(CastTo<float, mgk::Bool>)
@@ -290,6 +303,11 @@ int64_t opsetHostCounts(const mgk::ScatterNDParams& s, const mgk::ScatterElement
          mgk::groupNormBlocks<float, 256>(g) + mgk::groupNormSmemBytes<double, 256>() +
          mgk::col2imBlocks<float, 256>(c) + mgk::lpPoolBlocks<double, 256>(l) +
          mgk::deformConvBlocks<float, 256>(d) + mgk::scatterNDSmemBytes<int8_t, 256>();
+}
+
+int64_t selectHostCounts(const mgk::NonZeroParams& n, const mgk::CompressParams& c) {
+  return mgk::nonzeroBlocks<float, 256>(n) + mgk::compressBlocks<uint32_t, 256>(c) +
+         mgk::nonzeroSmemBytes<uint8_t, 256>() + mgk::compressSmemBytes<uint64_t, 256>();
 }
 
 int64_t convNdHostCounts(const mgk::ConvNdParams& c, const mgk::PoolNdParams& p) {

@@ -12,3 +12,4 @@
 #include "mg_scatter.cuh"
 #include "mg_norm.cuh"
 #include "mg_window.cuh"
+#include "mg_select.cuh"
