@@ -193,6 +193,20 @@ Status checkGpuSupport(const MemoryPlan& plan) {
   return Status::success();
 }
 
+// After the launch of a producer of data-dependent extents (NonZero, Compress): the package
+// reads the count back and binds the data symbol before the next launch (MG_DATA_EXTENT in
+// NAME.cu.in; docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+static std::string dataExtentBindings(const Graph& g, const MemoryPlan& plan, const std::vector<int>& steps) {
+  std::string out;
+  for (int st : steps)
+    for (const DataSymbolDim& d : producedDataSymbols(g, *plan.steps[st]))
+      for (size_t k = 0; k < g.symbols().size(); ++k)
+        if (g.symbols()[k].name == d.symbol)
+          out += fmt::format("  MG_DATA_EXTENT({}, {}, {});\n", k, st,
+                             cStringLiteral(plan.steps[st]->describe()));
+  return out;
+}
+
 Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
                                         const DeviceProfile& device, TemplateVars& vars,
                                         const std::vector<std::string>& inputNames,
@@ -546,6 +560,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       forward += fmt::format("  MG_LAUNCH_STEP_CORESIDENT({}, launch{}, &D->l{});\n", li, ki, li);
     else
       forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, ki, li);
+    forward += dataExtentBindings(g, plan, l.steps);
   }
   closeRun();
   sum.sideStreams = sideStreams;

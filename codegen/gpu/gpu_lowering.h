@@ -216,6 +216,10 @@ Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, L
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).
+// The producers of data-dependent extents (lower_select.cpp): mg_select.cuh's programs, the count
+// to MG_COUNT(k) (k: the data symbol) for the package to bind after the launch.
+Expected<std::vector<GpuItem>> lowerNonZero(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerCompress(const Node& n, const TileConfig& tile, LowerContext& cx);
 namespace opset {
 // ConstantOfShape (one value over the result's dims).
 Expected<std::vector<GpuItem>> lowerConstantOfShape(const Node& n, const TileConfig& tile, LowerContext& cx);

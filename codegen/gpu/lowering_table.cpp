@@ -116,6 +116,9 @@ std::vector<Entry> buildEntries() {
       {"Concat", lowerConcat},
       {"Split", lowerSplit},
       {"Gather", lowerGather},
+      // Data-dependent extents (lower_select.cpp).
+      {"NonZero", lowerNonZero},
+      {"Compress", lowerCompress},
       // Losses (lower_loss.cpp).
       {"NegativeLogLikelihoodLoss", lowerLoss},
       {"SoftmaxCrossEntropyLoss", lowerLoss},

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "magneto/codegen/gpu_emitter.h"
 #include "magneto/driver/build.h"
 #include "magneto/driver/commands.h"
 #include "magneto/driver/compare.h"
@@ -356,9 +357,11 @@ Expected<bool> checkModel(const CheckOptions& o) {
 
   MG_ASSIGN_OR_RETURN(std::vector<OnnxModelInput> declared, onnxModelInputs(o.compile.model));
   // The cpu target computes data-dependent extents at run time (docs/DYNAMIC_SHAPES.md): their
-  // deciding inputs stay run-time inputs there; the GPU targets need them bound.
+  // deciding inputs stay run-time inputs there; cuda/hip compute NonZero's and Compress's and
+  // need the others bound.
   MG_ASSIGN_OR_RETURN(std::vector<std::string> sdi,
-                      shapeDeterminingInputs(o.compile.model, o.compile.target != "cpu"));
+                      shapeDeterminingInputs(o.compile.model, o.compile.target != "cpu",
+                                             gpuDataExtentOps()));
   std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
 
   std::vector<DataSet> sets;

@@ -724,7 +724,8 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
 
 }  // namespace
 
-Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path, bool withData) {
+Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path, bool withData,
+                                                          const std::vector<std::string>& runTimeDataOps) {
   MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
                       frontend::loadOnnxModel(path, nullptr, /*runChecker=*/false));
   const onnx::GraphProto& graph = m->model.graph();
@@ -744,7 +745,10 @@ Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& pat
   // what feeds it.
   std::vector<std::string> work;
   for (const onnx::NodeProto* n : nodes)
-    for (int pos : frontend::onnxShapeOperands(n->op_type(), m->opset, withData))
+    for (int pos : frontend::onnxShapeOperands(
+             n->op_type(), m->opset,
+             withData && std::find(runTimeDataOps.begin(), runTimeDataOps.end(), n->op_type()) ==
+                             runTimeDataOps.end()))
       if (pos < n->input_size() && !n->input(pos).empty()) work.push_back(n->input(pos));
   std::set<std::string> seen, found;
   while (!work.empty()) {

@@ -7,7 +7,9 @@
 #   rows, per_row = Unique(idx[0]) (values and counts): an extent decided by another's values;
 #   best, best_at = TopK(kept, Min(Shape(kept), 3)): exported detectors' top min(K, count).
 # Writes OUT/model.onnx and one test data set per (batch, threshold fraction, k) in SETS (numpy's
-# outputs): the counts differ between sets, including 0 and every element.
+# outputs): the counts differ between sets, including 0 and every element. OUT/top3/: TopK with
+# a constant K after the NonZero (below); OUT/gpu/: the producers the cuda/hip targets compute
+# (NonZero, Compress and a Mul of Compress' result) at counts 0, some and all (below).
 #   /usr/bin/python3 tests/e2e/data_extent_model.py OUT [B:FRAC:K ...]   (default 2:0.4:3 ...)
 import os
 import sys
@@ -117,5 +119,39 @@ for n, above in enumerate([5, 1]):
     with open(os.path.join(d, "input_0.pb"), "wb") as f:
         f.write(I(x, "x").SerializeToString())
     for i, (name, val) in enumerate([("tv", v[order]), ("ti", order.astype(np.int64))]):
+        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
+            f.write(I(val, name).SerializeToString())
+
+# OUT/gpu/: what the cuda/hip packages compute at run time (docs/DYNAMIC_SHAPES.md): NonZero of a
+# computed mask, Compress of the flattened scores by it, and a Mul of the kept values (a launch
+# whose grid is the count); one build, data sets at 0, 10 and all 24 above the threshold.
+gpu = os.path.join(out, "gpu")
+os.makedirs(gpu, exist_ok=True)
+nodes_g = [helper.make_node("Greater", ["scores", "thr"], ["mask"], name="threshold"),
+           helper.make_node("NonZero", ["mask"], ["idx"], name="nonzero"),
+           helper.make_node("Reshape", ["scores", "flat"], ["fscores"], name="flat_scores"),
+           helper.make_node("Reshape", ["mask", "flat"], ["fmask"], name="flat_mask"),
+           helper.make_node("Compress", ["fscores", "fmask"], ["kept"], axis=0, name="compress"),
+           helper.make_node("Mul", ["kept", "two"], ["doubled"], name="double")]
+gg = helper.make_graph(nodes_g, "gpu_extent", [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [3, 8])],
+                       [helper.make_tensor_value_info("idx", TensorProto.INT64, [2, "n"]),
+                        helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["m"]),
+                        helper.make_tensor_value_info("doubled", TensorProto.FLOAT, ["m"])],
+                       [I(np.array(0.5, np.float32), "thr"), I(np.array([-1], np.int64), "flat"),
+                        I(np.array(2, np.float32), "two")])
+mg = helper.make_model(gg, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(mg)
+onnx.save(mg, os.path.join(gpu, "model.onnx"))
+for n, above in enumerate([0, 10, 24]):
+    scores = rng.random((3, 8)).astype(np.float32) * 0.5
+    scores.reshape(-1)[rng.permutation(24)[:above]] += 0.5 + 1e-3
+    mask = scores > 0.5
+    kept = scores.reshape(-1)[mask.reshape(-1)]
+    d = os.path.join(gpu, f"test_data_set_{n}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as f:
+        f.write(I(scores, "scores").SerializeToString())
+    for i, (name, val) in enumerate([("idx", np.array(np.nonzero(mask), np.int64)), ("kept", kept),
+                                     ("doubled", (kept * 2).astype(np.float32))]):
         with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
             f.write(I(val, name).SerializeToString())

@@ -272,10 +272,27 @@ print('NAME.py: 4 sets ok')"
     run "fewer values than K" -- sh -c "! '$magnetoc' check '$dir/top3/model.onnx' --data '$dir/top3/test_data_set_1' -q"
     expect_in "$dir/out" "step [0-9]+ \\(NonZero, node 'nonzero'\\) computed extent 1 for data symbol 'nonzero_count', outside its range \\[3, 12\\]" \
       "a count below what TopK needs is refused by node and range"
-    run "cuda refuses data-dependent extents" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/cu' \
+    run "cuda refuses the producers it does not compute" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/cu' \
       --dynamic batch=1..4 --target cuda -q; test \$? -eq 0"
-    expect_in "$dir/out" "node 'nonzero' \(NonZero\), result 'idx' dim 1 is a data-dependent extent.*built for the cpu target only" \
+    expect_in "$dir/out" "node 'topk' \(TopK\), result 'topv' dim 0 is a data-dependent extent.*the cuda target builds those of NonZero and Compress, TopK only on the cpu target" \
       "the cuda compile names the node and why"
+    # cuda and hip compute NonZero's and Compress' counts at run time: one build per target at
+    # counts 0, 10 and 24 (the deciding input stays a run-time input), and one cuda handle through
+    # NAME.py at counts 24, 0, 10, 24, 0 (each run binds its count again).
+    gsets=(--data "$dir/gpu/test_data_set_0" --data "$dir/gpu/test_data_set_1" --data "$dir/gpu/test_data_set_2")
+    for t in cuda hip; do
+      run "$t: NonZero and Compress at counts 0, some, all (emulated)" -- "$magnetoc" check "$dir/gpu/model.onnx" \
+        "${gsets[@]}" --target "$t" --emulate -q
+      expect_in "$dir/out" "PASS: 9 output\(s\) in 3 data set\(s\)" "$t: every count matches numpy"
+    done
+    run "compile the cuda package" -- "$magnetoc" compile "$dir/gpu/model.onnx" --target cuda -o "$dir/gpu/cu" --name sel -q
+    expect_in "$dir/gpu/cu/sel.cu" '\{"nonzero_count", 0, 24, -1, 1, [0-9]+\}' "the NonZero's count is a data symbol of the cuda package"
+    run "build the cuda package for the emulation" -- sh -c "cmake -S '$dir/gpu/cu' -B '$dir/gpu/cu/build' \
+      -Dsel_EMULATE=ON -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build '$dir/gpu/cu/build' -j2 >/dev/null"
+    run "cuda: one handle at counts 24, 0, 10, 24, 0" -- /usr/bin/python3 "$src/tests/e2e/dynamic_switch.py" "$dir/gpu/cu" sel \
+      "$dir/gpu/test_data_set_2" "$dir/gpu/test_data_set_0" "$dir/gpu/test_data_set_1" "$dir/gpu/test_data_set_2" \
+      "$dir/gpu/test_data_set_0"
+    expect_in "$dir/out" "switch: 5 runs ok" "cuda: each run's outputs have its own count"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -88,5 +88,9 @@ std::vector<std::string> gpuLoweredOps();
 // Whether the cuda/hip lowering of n reads and writes float16 storage (--precision fp16's half
 // activations, passes/half_storage.cpp): its programs take the storage type as a parameter.
 bool gpuReadsHalfStorage(const Node& n);
+// Whether the cuda/hip targets compute op's data-dependent extents at run time (NonZero, Compress:
+// codegen/gpu/lower_select.cpp); the other producers stay cpu-only (docs/DYNAMIC_SHAPES.md).
+bool gpuProducesDataExtent(const std::string& op);
+std::vector<std::string> gpuDataExtentOps();  // those ops
 
 }  // namespace magneto

@@ -75,9 +75,11 @@ Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path)
 // Names of the graph inputs whose values (not only shapes) decide output shapes: those must be
 // bound (ImportOptions::bindings) to compile. Used by `magnetoc check` to bind them from test data.
 // `withData`: also those deciding a data-dependent extent (docs/DYNAMIC_SHAPES.md), which the cpu
-// target computes at run time and the GPU targets need bound.
-Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path,
-                                                          bool withData = false);
+// target computes at run time and the GPU targets need bound, except those of the ops in
+// `runTimeDataOps` (the GPU targets compute NonZero's and Compress's extents at run time).
+Expected<std::vector<std::string>> shapeDeterminingInputs(
+    const std::string& path, bool withData = false,
+    const std::vector<std::string>& runTimeDataOps = {});
 
 // TensorProto files (.pb), the format of ONNX's backend tests and model zoo test data.
 Expected<Tensor> readTensorProtoFile(const std::string& path, std::string* name = nullptr);
