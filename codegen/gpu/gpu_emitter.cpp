@@ -203,7 +203,10 @@ static std::string dataExtentBindings(const Graph& g, const MemoryPlan& plan, co
       for (size_t k = 0; k < g.symbols().size(); ++k)
         if (g.symbols()[k].name == d.symbol)
           out += fmt::format("  MG_DATA_EXTENT({}, {}, {});\n", k, st,
-                             cStringLiteral(plan.steps[st]->describe()));
+                             cStringLiteral(plan.steps[st]->name().empty()
+                                                ? plan.steps[st]->describe()
+                                                : fmt::format("{}, node '{}'", plan.steps[st]->kind(),
+                                                              plan.steps[st]->name())));
   return out;
 }
 
