@@ -472,8 +472,16 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
             us = e.latencyUs;
           }
           if (tiles == l.tiles) continue;
-          const double generalUs = members.size() > 1 ? estimateJoint(members, device, l.tiles).latencyUs
-                                                       : estimateKernel(*members[0], device, l.tiles[0]).latencyUs;
+          // The general tiles priced at this binding (NaN: the cost model has no estimate for them,
+          // e.g. the default GEMM tile that stands in for a GEMV at the maximum binding).
+          double generalUs = std::nan("");
+          if (members.size() > 1) {
+            JointEstimate ge = estimateJoint(members, device, l.tiles);
+            if (ge.valid) generalUs = ge.latencyUs;
+          } else {
+            KernelEstimate ge = estimateKernel(*members[0], device, l.tiles[0]);
+            if (ge.valid) generalUs = ge.latencyUs;
+          }
           Launch v;
           v.steps = l.steps;
           v.group = l.group;
