@@ -443,7 +443,9 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
   // general ones (docs/DYNAMIC_SHAPES.md, "cuda and hip": tiles per opt size).
   std::string optTable;
   int numOptPoints = 0;
-  if (dynamic) {
+  // Not with data symbols: a variant's literals hold at one value of every symbol, and a count is
+  // known only during the run (after its producer), after the forward pass chose its launches.
+  if (dynamic && !hasDataSymbols(g)) {
     const std::vector<DimBinding> points = optPoints(g);
     std::vector<std::vector<Launch>> variants(launches.size());
     for (size_t k = 0; k < points.size(); ++k) {
