@@ -122,6 +122,9 @@ struct Launch {
   // that exact binding, run instead of the general launch that follows it when the binding is
   // that point (kOptPoints[optPoint] in the package); -1 for a general launch.
   int optPoint = -1;
+  std::string optBinding;                // a variant: its binding ("batch=1")
+  std::vector<std::string> generalTiles;  // a variant: the general tiles it replaces
+  double generalUs = 0;                  // a variant: the general tiles' latency at its binding
 };
 
 // The --opt points of a dynamic graph: every combination of the declared opt values of the
@@ -491,6 +494,9 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
           v.tiles = tiles;
           v.modeledUs = us;
           v.optPoint = static_cast<int>(k);
+          v.optBinding = bindingText(points[k]);
+          v.generalUs = generalUs;
+          for (const TileConfig& t : l.tiles) v.generalTiles.push_back(t == TileConfig{} ? std::string() : t.str());
           std::string was, now;
           for (size_t m = 0; m < tiles.size(); ++m) {
             // An empty general tile is the GEMM program's default one (a GEMV tile is not general).
@@ -643,6 +649,13 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       for (int s : l.steps) {
         const Node* n = plan.steps[s];
         info.members.push_back(n->name().empty() ? n->kind() : n->name());
+      }
+      info.optPoint = l.optPoint;
+      if (l.optPoint >= 0) {
+        info.optBinding = l.optBinding;
+        info.generalTiles = l.generalTiles;
+        info.optModeledUs = l.modeledUs;
+        info.generalModeledUs = l.generalUs;
       }
       sum.launchInfo.push_back(std::move(info));
     }

@@ -201,6 +201,14 @@ case "$case_name" in
       fail "the generator dynamic_cnn_model.py failed (switch sets)"
     sw_sets=("$dir/sw/test_data_set_0" "$dir/sw/test_data_set_1" "$dir/sw/test_data_set_3" "$dir/sw/test_data_set_2"
              "$dir/sw/test_data_set_5" "$dir/sw/test_data_set_4" "$dir/sw/test_data_set_0")
+    # magnetoc report names each variant: its point, the general launch it replaces, both tiles and
+    # both modeled latencies there (text and --json's "opt_variant").
+    run "report the cuda variants" -- "$magnetoc" report "$dir/sw/model.onnx" --dynamic batch=1..8 --dynamic seq=1..64 \
+      --opt batch=1,8 --opt seq=5 --target cuda --json "$dir/sw/report.json" -q
+    expect_in "$dir/out" "tiles per --opt size \([1-9][0-9]* launch variants" "report: a section of the opt variants"
+    expect_in "$dir/out" "tiles gemv 1x8 .* instead of default GEMM tile" "report: the batch-1 classifier's GEMV variant"
+    expect_in "$dir/sw/report.json" '"opt_variant": \{"point": 0, "binding": "batch=1,seq=5", "instead_of": "launch[0-9]+"' \
+      "report --json: opt_variant of a launch at opt point 0"
     for t in cuda hip; do
       run "compile the $t package" -- "$magnetoc" compile "$dir/sw/model.onnx" --dynamic batch=1..8 --dynamic seq=1..64 \
         --opt batch=1,8 --opt seq=5 --target "$t" -o "$dir/sw/$t" --name dcnn -q
