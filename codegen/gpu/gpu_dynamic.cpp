@@ -154,6 +154,12 @@ Expected<DimExpr> dynFitGridPolynomial(const std::vector<DimSymbol>& syms, const
 
 }  // namespace
 
+Status withDynamicBinding(const Graph& g, const DimBinding& b, const std::function<Status()>& f) {
+  DynBindingScope scope(g);
+  MG_RETURN_IF_ERROR(scope.set(b));
+  return f();
+}
+
 Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNames,
                         const std::vector<std::vector<DimExpr>>& coords, const DynLowerFn& lower,
                         std::vector<DynLaunchText>* launches, DynParamsResult* result) {

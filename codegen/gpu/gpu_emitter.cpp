@@ -118,7 +118,49 @@ struct Launch {
   std::vector<TileConfig> tiles;  // per member of the plan launch
   std::string note;             // comment: what runs here
   std::vector<int64_t> scratchRequests;  // dynamic graphs: LowerContext::scratchRequests
+  // A variant for one --opt point (dynamic graphs): its tiles and programs chosen and lowered at
+  // that exact binding, run instead of the general launch that follows it when the binding is
+  // that point (kOptPoints[optPoint] in the package); -1 for a general launch.
+  int optPoint = -1;
+  std::string optBinding;                // a variant: its binding ("batch=1")
+  std::vector<std::string> generalTiles;  // a variant: the general tiles it replaces
+  double generalUs = 0;                  // a variant: the general tiles' latency at its binding
 };
+
+// The --opt points of a dynamic graph: every combination of the declared opt values of the
+// symbols that have some, the other symbols at their maximum; the reference binding (every
+// symbol at its maximum) is left out, its tiles are the general ones. At most kMaxOptPoints.
+constexpr size_t kMaxOptPoints = 16;
+std::vector<DimBinding> optPoints(const Graph& g) {
+  std::vector<DimBinding> points(1);
+  bool any = false;
+  for (const DimSymbol& s : g.symbols()) {
+    if (s.data || s.opt.empty()) {
+      for (DimBinding& b : points) b[s.name] = s.hi;
+      continue;
+    }
+    any = true;
+    std::vector<DimBinding> next;
+    for (const DimBinding& b : points)
+      for (int64_t v : s.opt) {
+        DimBinding c = b;
+        c[s.name] = v;
+        if (next.size() < kMaxOptPoints + 1) next.push_back(std::move(c));
+      }
+    points = std::move(next);
+  }
+  if (!any) return {};
+  const DimBinding ref = g.referenceBinding();
+  points.erase(std::remove(points.begin(), points.end(), ref), points.end());
+  if (points.size() > kMaxOptPoints) points.resize(kMaxOptPoints);
+  return points;
+}
+
+std::string bindingText(const DimBinding& b) {
+  std::string t;
+  for (const auto& [name, v] : b) t += (t.empty() ? "" : ",") + name + "=" + std::to_string(v);
+  return t;
+}
 
 // What the launch parameters cannot follow at other bindings: an operand written in place inside
 // its Concat's result, or a channel slice viewed at a byte offset, where the offset would change
@@ -259,7 +301,9 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     launches.push_back(std::move(l));
   }
 
-  // The items of a launch with its tiles (l.tiles), appended to l.items and l.itemStep.
+  // The items of a launch with its tiles (l.tiles), appended to l.items and l.itemStep. Functor
+  // names are F<step>_<k> from k = functorBase (a variant's start past the general launch's).
+  int functorBase = 0;
   auto lowerLaunch = [&](Launch& l) -> Status {
     cx.scratchBytes = 0;
     cx.scratchRequests.clear();
@@ -267,7 +311,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     for (int s : l.steps) members.push_back(plan.steps[s]);
     if (l.wavefront) {
       cx.step = l.steps[0];
-      cx.functorCounter = 0;
+      cx.functorCounter = functorBase;
       MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerRecurrentWavefront(members, l.tiles[0], device, cx));
       for (GpuItem& it : items) {
         l.items.push_back(std::move(it));
@@ -277,7 +321,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     }
     for (size_t m = 0; m < members.size(); ++m) {
       cx.step = l.steps[m];
-      cx.functorCounter = 0;
+      cx.functorCounter = functorBase;
       MG_ASSIGN_OR_RETURN(std::vector<GpuItem> items, lowerNode(*members[m], l.tiles[m], cx));
       for (GpuItem& it : items) {
         l.items.push_back(std::move(it));
@@ -415,6 +459,96 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     vars["NUM_SCRATCH_NEEDS"] = std::to_string(fit.scratch.size());
     vars["SCRATCH_NEEDS"] = needs;
   }
+  // Per --opt point, a variant of every launch whose cost-model tiles there differ from the
+  // general ones (docs/DYNAMIC_SHAPES.md, "cuda and hip": tiles per opt size).
+  std::string optTable;
+  int numOptPoints = 0;
+  // Not with data symbols: a variant's literals hold at one value of every symbol, and a count is
+  // known only during the run (after its producer), after the forward pass chose its launches.
+  if (dynamic && !hasDataSymbols(g)) {
+    const std::vector<DimBinding> points = optPoints(g);
+    std::vector<std::vector<Launch>> variants(launches.size());
+    for (size_t k = 0; k < points.size(); ++k) {
+      std::string row = "    {";
+      for (const DimSymbol& sym : g.symbols()) row += fmt::format("{}, ", points[k].at(sym.name));
+      optTable += row + fmt::format("}},  // opt point {}: {}\n", k, bindingText(points[k]));
+      MG_RETURN_IF_ERROR(withDynamicBinding(g, points[k], [&]() -> Status {
+        for (size_t i = 0; i < launches.size(); ++i) {
+          const Launch& l = launches[i];
+          bool eligible = !l.wavefront && l.streams < 0;
+          for (const GpuItem& it : l.items) eligible &= it.phase == 0 && !it.coResident;
+          if (!eligible) continue;
+          std::vector<const Node*> members;
+          for (int st : l.steps) members.push_back(plan.steps[st]);
+          std::vector<TileConfig> tiles(members.size());
+          double us = 0;
+          if (members.size() > 1) {
+            JointEstimate j = coTune(members, device);
+            if (!j.valid || j.tiles.size() != members.size()) continue;
+            tiles = j.tiles;
+            us = j.latencyUs;
+          } else {
+            KernelEstimate e = bestKernel(*members[0], device);
+            if (!e.valid) continue;
+            tiles[0] = e.tile;
+            us = e.latencyUs;
+          }
+          if (tiles == l.tiles) continue;
+          // The general tiles priced at this binding (NaN: the cost model has no estimate for them,
+          // e.g. the default GEMM tile that stands in for a GEMV at the maximum binding).
+          double generalUs = std::nan("");
+          if (members.size() > 1) {
+            JointEstimate ge = estimateJoint(members, device, l.tiles);
+            if (ge.valid) generalUs = ge.latencyUs;
+          } else {
+            KernelEstimate ge = estimateKernel(*members[0], device, l.tiles[0]);
+            if (ge.valid) generalUs = ge.latencyUs;
+          }
+          Launch v;
+          v.steps = l.steps;
+          v.group = l.group;
+          v.key = l.key;
+          v.tiles = tiles;
+          v.modeledUs = us;
+          v.optPoint = static_cast<int>(k);
+          v.optBinding = bindingText(points[k]);
+          v.generalUs = generalUs;
+          for (const TileConfig& t : l.tiles) v.generalTiles.push_back(t == TileConfig{} ? std::string() : t.str());
+          std::string was, now;
+          for (size_t m = 0; m < tiles.size(); ++m) {
+            // An empty general tile is the GEMM program's default one (a GEMV tile is not general).
+            was += (m ? ", " : "") + (l.tiles[m] == TileConfig{} ? std::string("the default GEMM tile") : l.tiles[m].str());
+            now += (m ? ", " : "") + tiles[m].str();
+          }
+          v.note = fmt::format("variant for opt point {} ({}): {} ({:.1f} us modeled there) instead of {}{}", k,
+                               bindingText(points[k]), now, us, was,
+                               std::isfinite(generalUs) ? fmt::format(" ({:.1f} us)", generalUs) : std::string());
+          // Lowered as a static launch at this binding: its literals hold only here.
+          cx.dynamic = false;
+          functorBase = 1000 * static_cast<int>(k + 1);
+          Status st = lowerLaunch(v);
+          cx.dynamic = true;
+          functorBase = 0;
+          MG_RETURN_IF_ERROR(st);
+          bool onePhase = true;
+          for (const GpuItem& it : v.items) onePhase &= it.phase == 0 && !it.coResident;
+          if (!onePhase) continue;  // the general launch's shape of phases is what the forward pass keeps
+          scratchBytes = std::max(scratchBytes, cx.scratchBytes);
+          variants[i].push_back(std::move(v));
+        }
+        return Status::success();
+      }));
+    }
+    numOptPoints = static_cast<int>(points.size());
+    std::vector<Launch> all;
+    for (size_t i = 0; i < launches.size(); ++i) {
+      for (Launch& v : variants[i]) all.push_back(std::move(v));
+      all.push_back(std::move(launches[i]));
+    }
+    launches = std::move(all);
+  }
+  vars["NUM_OPT_POINTS"] = std::to_string(numOptPoints);
+  vars["OPT_POINTS"] = optTable;
   launches = splitPhases(std::move(launches));
 
   std::string functors, structs, kernels, fields, init, forward, table;
@@ -437,6 +571,7 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     sideOfStep.clear();
   };
   int index = 0;
+  std::vector<int> variantPoints;  // the opt points of the variants just emitted, before their general launch
   for (size_t at = 0; at < launches.size(); ++at) {
     const Launch& l = launches[at];
     if (l.items.empty()) continue;  // a step with nothing to do (all pieces empty)
@@ -532,6 +667,13 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
         const Node* n = plan.steps[s];
         info.members.push_back(n->name().empty() ? n->kind() : n->name());
       }
+      info.optPoint = l.optPoint;
+      if (l.optPoint >= 0) {
+        info.optBinding = l.optBinding;
+        info.generalTiles = l.generalTiles;
+        info.optModeledUs = l.modeledUs;
+        info.generalModeledUs = l.generalUs;
+      }
       sum.launchInfo.push_back(std::move(info));
     }
 
@@ -556,6 +698,20 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     init += fmt::format("m->launch[{0}].blocks = P.l{0}.end[{1}];\nm->launch[{0}].smem = {2};\n", li, l.items.size() - 1, smem);
     // Above 48 KiB of dynamic shared memory (the 128x128 tiles) a kernel must opt in, as on CUDA.
     init += fmt::format("if (m->launch[{0}].smem > 48 * 1024 &&\n    mgFuncSetMaxDynamicSharedMemory(launch{1}, m->launch[{0}].smem) != mgSuccess)\n  return \"launch{1}\";\n", li, ki);
+    if (l.optPoint >= 0) {  // runs instead of the general launch that follows, at its opt point
+      forward += fmt::format("  if (opt == {0}) MG_LAUNCH_STEP({1}, launch{2}, &D->l{1}); else MG_SKIP_STEP({1});\n",
+                             l.optPoint, li, ki);
+      variantPoints.push_back(l.optPoint);
+      continue;
+    }
+    if (!variantPoints.empty()) {  // the general launch, at every binding but its variants' points
+      std::string cond;
+      for (int k : variantPoints) cond += fmt::format("{}opt != {}", cond.empty() ? "" : " && ", k);
+      forward += fmt::format("  if ({0}) MG_LAUNCH_STEP({1}, launch{2}, &D->l{1}); else MG_SKIP_STEP({1});\n", cond,
+                             li, ki);
+      variantPoints.clear();
+      continue;
+    }
     if (openStreams >= 0)
       forward += fmt::format("  MG_LAUNCH_STEP_ON({}, launch{}, &D->l{}, MG_SIDE({}));\n", li, ki, li,
                              sideOfStep.at(l.steps.front()));

@@ -107,6 +107,10 @@ Status fitDynamicParams(const Graph& g, const std::vector<std::string>& launchNa
                         const std::vector<std::vector<DimExpr>>& coords, const DynLowerFn& lower,
                         std::vector<DynLaunchText>* launches, DynParamsResult* result);
 
+// Runs `f` with every symbolic value of g at its dims at binding `b` (the reference dims again
+// after, whatever f returns): what the per-opt-size launch variants are chosen and lowered at.
+Status withDynamicBinding(const Graph& g, const DimBinding& b, const std::function<Status()>& f);
+
 // A lowering function: lowerNode's contract for the ops whose table entry names it.
 using LowerFn = Expected<std::vector<GpuItem>> (*)(const Node& n, const TileConfig& tile, LowerContext& cx);
 // The lowering of `op` (lowering_table.cpp), or nullptr when the cuda/hip targets have none.

@@ -368,6 +368,45 @@ std::string formatLowestOccupancy(const Report& r) {
   return s;
 }
 
+// The general launch a --opt variant replaces at its point: the next general launch in forward
+// order (the package runs a launch's variants just before it, docs/DYNAMIC_SHAPES.md).
+std::string generalLaunchOf(const ResourceFeedback& fb, size_t i) {
+  for (size_t j = i + 1; j < fb.launches.size(); ++j)
+    if (fb.launches[j].optPoint < 0) return fb.launches[j].name;
+  return "";
+}
+
+std::string tilesText(const std::vector<std::string>& tiles) {
+  std::string t;
+  for (const std::string& x : tiles) t += (t.empty() ? "" : ", ") + (x.empty() ? std::string("default GEMM tile") : x);
+  return t;
+}
+
+// cuda/hip --dynamic with --opt: per launch and opt point where the cost model's tiles differ from
+// the general ones, both tile choices and their modeled latency at that point.
+std::string formatOptVariants(const Report& r) {
+  const ResourceFeedback& fb = r.resources;
+  std::string s;
+  int n = 0;
+  for (size_t i = 0; i < fb.launches.size(); ++i) {
+    const LaunchResources& l = fb.launches[i];
+    if (l.optPoint < 0) continue;
+    ++n;
+    std::string members;
+    for (const std::string& m : l.members) members += (members.empty() ? "" : ", ") + m;
+    auto us = [](double v) { return std::isfinite(v) ? fmtUs(v) + " us" : std::string("n/a"); };
+    s += fmt::format("  {:<10} {:<10} {:>5}  {:<18} {:>10} {:>10}  {}\n", l.name, generalLaunchOf(fb, i),
+                     l.optPoint, l.optBinding.empty() ? "-" : l.optBinding, us(l.optModeledUs),
+                     us(l.generalModeledUs), members);
+    s += fmt::format("  {:<10} {:<10} {:>5}  tiles {} instead of {}\n", "", "", "", tilesText(l.tiles),
+                     tilesText(l.generalTiles));
+  }
+  if (n == 0) return "";
+  return fmt::format("\ntiles per --opt size ({} launch variants; latency modeled at the point)\n"
+                     "  {:<10} {:<10} {:>5}  {:<18} {:>10} {:>10}  {}\n",
+                     n, "variant", "instead of", "point", "binding", "variant", "general", "members") + s;
+}
+
 }  // namespace
 
 std::string formatReport(const Report& r) {
@@ -400,7 +439,7 @@ std::string formatReport(const Report& r) {
                    launchDelta);
   s += fmt::format("  modeled latency   {} us -> {} us ({:.2f}x) on {}\n", fmtUs(r.latencyUnfusedUs),
                    fmtUs(r.latencyFusedUs), speedup, r.device);
-  if (r.hasLaunches) s += formatLowestOccupancy(r);
+  if (r.hasLaunches) s += formatLowestOccupancy(r) + formatOptVariants(r);
   if (r.graph && !r.graph->symbols().empty()) {
     s += "\ndynamic dimensions (static dims are at every symbol's maximum)\n";
     for (const DimSymbol& sym : r.graph->symbols()) {
@@ -419,6 +458,23 @@ std::string formatReport(const Report& r) {
   }
   return s;
 }
+
+namespace {
+
+// A --opt variant launch's extra field (absent on general launches): its opt point and binding,
+// the general launch it replaces there, both tile choices and their modeled latency there.
+std::string optVariantJson(const ResourceFeedback& fb, size_t i) {
+  const LaunchResources& l = fb.launches[i];
+  if (l.optPoint < 0) return "";
+  std::string general;
+  for (const std::string& t : l.generalTiles) general += (general.empty() ? "" : ", ") + jsonString(t);
+  return fmt::format(", \"opt_variant\": {{\"point\": {}, \"binding\": {}, \"instead_of\": {}, "
+                     "\"general_tiles\": [{}], \"modeled_us\": {}, \"general_modeled_us\": {}}}",
+                     l.optPoint, jsonString(l.optBinding), jsonString(generalLaunchOf(fb, i)), general,
+                     jsonNumber(l.optModeledUs), jsonNumber(l.generalModeledUs));
+}
+
+}  // namespace
 
 std::string reportJson(const Report& r) {
   std::string s = "{\n";
@@ -458,7 +514,7 @@ std::string reportJson(const Report& r) {
           "\"tiles\": [{}], \"cotune_reason\": {}, \"threads\": {}, "
           "\"registers\": {}, \"spill_bytes\": {}, \"smem_bytes\": {}, \"blocks_per_sm\": {}, "
           "\"occupancy\": {:.4f}, \"limiter\": {}, \"source\": {}, \"stack_bytes\": {}, {}"
-          "\"estimated\": {{\"registers\": {}, \"smem_bytes\": {}, \"occupancy\": {:.4f}}}}}",
+          "\"estimated\": {{\"registers\": {}, \"smem_bytes\": {}, \"occupancy\": {:.4f}}}{}}}",
           i ? "," : "", jsonString(l.name), jsonString(l.kernel), members, kinds, tiles,
           jsonString(l.coTuneReason), l.threads,
           l.registers,
@@ -469,7 +525,7 @@ std::string reportJson(const Report& r) {
                                             l.sgprs, l.vgprs, l.agprs, l.spilledRegisters,
                                             l.compilerWavesPerSimd)
                               : std::string(),
-          l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy);
+          l.estimatedRegisters, l.estimatedSmemBytes, l.estimatedOccupancy, optVariantJson(fb, i));
     }
     s += fb.launches.empty() ? "]" : "\n  ]";
   }

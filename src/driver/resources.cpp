@@ -400,6 +400,11 @@ Expected<ResourceFeedback> launchResources(const GpuEmitSummary& program, const 
     l.name = info.name;
     l.members = info.members;
     l.threads = info.threads;
+    l.optPoint = info.optPoint;
+    l.optBinding = info.optBinding;
+    l.generalTiles = info.generalTiles;
+    l.optModeledUs = info.optModeledUs;
+    l.generalModeledUs = info.generalModeledUs;
     const GpuKernelUnit* unit = info.kernel >= 0 && static_cast<size_t>(info.kernel) < program.kernelUnits.size()
                                     ? &program.kernelUnits[info.kernel] : nullptr;
     l.kernel = unit ? unit->name : info.name;

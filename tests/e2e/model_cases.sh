@@ -194,26 +194,40 @@ case "$case_name" in
     # One handle switching shapes (batch 1 -> 8 -> 3 -> 1 -> 8 -> 1, in one Python process through
     # NAME.py): the cuda/hip packages keep a graph per binding seen, each with its own launch
     # arguments; with room for 2 the least recently used are replaced (and their buffers reused).
-    /usr/bin/python3 "$src/tests/e2e/dynamic_cnn_model.py" "$dir/sw" 1:5 8:64 1:5 3:17 8:64 >/dev/null ||
+    # Compiled with --opt batch=1,8 --opt seq=5: at (1, 5) and (8, 5) some launches run a variant
+    # with the tiles the cost model chose for exactly that shape (a GEMV for the classifier), the
+    # general launches elsewhere; the sets visit both points and two general shapes.
+    /usr/bin/python3 "$src/tests/e2e/dynamic_cnn_model.py" "$dir/sw" 1:5 8:64 1:5 3:17 8:64 8:5 >/dev/null ||
       fail "the generator dynamic_cnn_model.py failed (switch sets)"
     sw_sets=("$dir/sw/test_data_set_0" "$dir/sw/test_data_set_1" "$dir/sw/test_data_set_3" "$dir/sw/test_data_set_2"
-             "$dir/sw/test_data_set_4" "$dir/sw/test_data_set_0")
+             "$dir/sw/test_data_set_5" "$dir/sw/test_data_set_4" "$dir/sw/test_data_set_0")
+    # magnetoc report names each variant: its point, the general launch it replaces, both tiles and
+    # both modeled latencies there (text and --json's "opt_variant").
+    run "report the cuda variants" -- "$magnetoc" report "$dir/sw/model.onnx" --dynamic batch=1..8 --dynamic seq=1..64 \
+      --opt batch=1,8 --opt seq=5 --target cuda --json "$dir/sw/report.json" -q
+    expect_in "$dir/out" "tiles per --opt size \([1-9][0-9]* launch variants" "report: a section of the opt variants"
+    expect_in "$dir/out" "tiles gemv 1x8 .* instead of default GEMM tile" "report: the batch-1 classifier's GEMV variant"
+    expect_in "$dir/sw/report.json" '"opt_variant": \{"point": 0, "binding": "batch=1,seq=5", "instead_of": "launch[0-9]+"' \
+      "report --json: opt_variant of a launch at opt point 0"
     for t in cuda hip; do
       run "compile the $t package" -- "$magnetoc" compile "$dir/sw/model.onnx" --dynamic batch=1..8 --dynamic seq=1..64 \
-        --target "$t" -o "$dir/sw/$t" --name dcnn -q
+        --opt batch=1,8 --opt seq=5 --target "$t" -o "$dir/sw/$t" --name dcnn -q
+      code="$dir/sw/$t/dcnn.$([ "$t" = cuda ] && echo cu || echo hip)"
+      expect_in "$code" "variant for opt point 0 \(batch=1,seq=5\): gemv" "$t: the classifier at batch 1 is a GEMV variant"
+      expect_in "$code" "if \(opt == 1\) MG_LAUNCH_STEP" "$t: a launch has a variant for batch 8"
       run "build the $t package for the emulation" -- sh -c "cmake -S '$dir/sw/$t' -B '$dir/sw/$t/build' \
         -Ddcnn_EMULATE=ON -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build '$dir/sw/$t/build' -j2 >/dev/null"
       for keep in 8 2; do
-        run "$t: one handle at batch 1, 8, 3, 1, 8, 1 (graphs kept: $keep)" -- env MAGNETO_GRAPH_LOG=1 \
+        run "$t: one handle at batch 1, 8, 3, 1, 8 (seq 5), 8, 1 (graphs kept: $keep)" -- env MAGNETO_GRAPH_LOG=1 \
           MAGNETO_GRAPH_CACHE=$keep /usr/bin/python3 "$src/tests/e2e/dynamic_switch.py" "$dir/sw/$t" dcnn "${sw_sets[@]}"
-        expect_in "$dir/out" "switch: 6 runs ok" "$t: every run matches PyTorch after the switches (graphs kept: $keep)"
+        expect_in "$dir/out" "switch: 7 runs ok" "$t: every run matches PyTorch after the switches (graphs kept: $keep)"
       done
-      # 8 kept: 3 shapes, 3 captures (the create-time one included); 2 kept: 5 captures.
+      # 8 kept: 4 shapes, 4 captures (the create-time one included).
       run "$t: graphs kept per shape" -- env MAGNETO_GRAPH_LOG=1 /usr/bin/python3 "$src/tests/e2e/dynamic_switch.py" \
         "$dir/sw/$t" dcnn "${sw_sets[@]}"
-      expect_in "$dir/out" "replaying the kept graph of this binding \(3 captures\)" "$t: a shape seen before replays its graph"
-      [ "$(grep -c 'captured the forward pass' "$dir/out")" = 3 ] ||
-        fail "$t: $(grep -c 'captured the forward pass' "$dir/out") captures for 3 shapes"
+      expect_in "$dir/out" "replaying the kept graph of this binding \(4 captures\)" "$t: a shape seen before replays its graph"
+      [ "$(grep -c 'captured the forward pass' "$dir/out")" = 4 ] ||
+        fail "$t: $(grep -c 'captured the forward pass' "$dir/out") captures for 4 shapes"
     done
     run "a batch past the range on cuda" -- sh -c "! '$magnetoc' check '$dir/model.onnx' --data '$dir/test_data_set_3' \
       --dynamic batch=1..8 --dynamic seq=1..64 --target cuda --emulate -q"

@@ -227,7 +227,9 @@ TEST(GpuHalfStorage, IslandsCastsAndHalfPrograms) {
       EXPECT_EQ(n->input(1)->constant().data<uint16_t>()[0], 0x2e66);  // 0.1 rounded to nearest even
       EXPECT_EQ(n->output(0)->dtype(), DType::kF16);
     }
-    if (n->kind() == "Det") EXPECT_EQ(n->input(0)->dtype(), DType::kF32);
+    if (n->kind() == "Det") {
+      EXPECT_EQ(n->input(0)->dtype(), DType::kF32);
+    }
   }
   auto plan = planMemory(*g);
   ASSERT_TRUE(plan.ok()) << plan.status().message();

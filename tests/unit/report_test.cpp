@@ -90,7 +90,9 @@ TEST(ParallelCoOptimize, BigGemmsAreNotJoint) {
       EXPECT_EQ(pg.strategy, "streams") << pg.reason;
       EXPECT_NE(pg.reason.find("is slower than streams"), std::string::npos) << pg.reason;
     }
-    if (std::string(device) != "mi250x") EXPECT_EQ(pg.strategy, "none") << pg.reason;
+    if (std::string(device) != "mi250x") {
+      EXPECT_EQ(pg.strategy, "none") << pg.reason;
+    }
   }
 }
 

@@ -45,6 +45,14 @@ struct GpuLaunchInfo {
   int kernel = 0;                    // index into kernelUnits
   std::vector<std::string> members;  // node names (kinds where a node has no name)
   int threads = 0;
+  // A --opt variant (dynamic graphs, docs/DYNAMIC_SHAPES.md "cuda and hip"): the opt point it
+  // runs at (-1: a general launch), that binding ("batch=1"), the general launch's tiles it
+  // replaces there (TileConfig::str, "" for the default GEMM tile) and the cost model's latency
+  // at that binding of the variant's tiles and of the general ones (NaN: no estimate).
+  int optPoint = -1;
+  std::string optBinding;
+  std::vector<std::string> generalTiles;
+  double optModeledUs = 0, generalModeledUs = 0;
 };
 
 struct GpuEmitSummary {

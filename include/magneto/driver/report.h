@@ -75,7 +75,9 @@ Expected<Report> buildReport(const ReportOptions& opts);
 std::string formatReport(const Report& r);
 // JSON: model, device, target, pipeline, kernels_unfused, kernels_fused,
 // modeled_latency_us {unfused, fused}, groups [{id, members, strategy, reason, kernels_before,
-// kernels_after, modeled_us_before, modeled_us_after}].
+// kernels_after, modeled_us_before, modeled_us_after}]; cuda/hip: resources and launches [...],
+// a --opt variant launch with opt_variant {point, binding, instead_of, general_tiles, modeled_us,
+// general_modeled_us} (docs/GPU_TARGET.md).
 std::string reportJson(const Report& r);
 // Graphviz DOT: one box per node ("name\nop"), edges by tensor, each marked group a coloured
 // cluster labelled "#k strategy".

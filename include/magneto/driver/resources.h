@@ -59,6 +59,12 @@ struct LaunchResources {
   int estimatedRegisters = 0;
   int64_t estimatedSmemBytes = 0;
   double estimatedOccupancy = 0;
+  // A --opt variant of a dynamic graph (GpuLaunchInfo): its opt point (-1: a general launch),
+  // binding, the general tiles it replaces there and both modeled latencies at that binding.
+  int optPoint = -1;
+  std::string optBinding;
+  std::vector<std::string> generalTiles;
+  double optModeledUs = 0, generalModeledUs = 0;
 };
 
 struct ResourceFeedback {
