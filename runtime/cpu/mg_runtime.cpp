@@ -1,17 +1,13 @@
-// Runtime core: attribute parsing, the thread pool, kernel lookup.
+// Runtime core: attribute parsing, kernel lookup (the thread pool: mg_threadpool.cpp).
 #include "mg_runtime.h"
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 
 #include "mg_kernels.h"
-#include "mg_threadpool.h"
 
 namespace mgrt {
 
@@ -103,177 +99,6 @@ int Ctx::fail(const char* fmt, ...) {
   std::vsnprintf(error, sizeof(error), fmt, ap);
   va_end(ap);
   return 1;
-}
-
-// ---- thread pool ----------------------------------------------------------------------------
-
-ThreadPool::ThreadPool(int threads) : nthreads_(std::max(1, threads)), ranges_(new Range[nthreads_]) {
-  for (int i = 1; i < nthreads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
-}
-
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : workers_) t.join();
-}
-
-namespace {
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-}  // namespace
-
-// Workers spin for a short while before sleeping: a model runs hundreds of parallel regions per
-// inference, and waking a sleeping thread costs tens of microseconds each time, which was most of
-// what a second thread gained on small layers.
-void ThreadPool::workerLoop(int self) {
-  uint64_t seen = 0;
-  for (;;) {
-    bool ready = false;
-    for (int spin = 0; spin < kSpinIterations && !ready; ++spin) {
-      ready = generation_.load(std::memory_order_acquire) != seen;
-      if (!ready) cpuRelax();
-    }
-    if (!ready) {
-      std::unique_lock<std::mutex> lk(mu_);
-      ++sleepers_;
-      cv_.wait(lk, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
-      --sleepers_;
-      if (stop_) return;
-    }
-    seen = generation_.load(std::memory_order_acquire);
-    runChunks(self);
-    active_.fetch_sub(1, std::memory_order_acq_rel);
-  }
-}
-
-// A range's positions count units of unit_ items (1 but for regions of 2^31 items or more).
-// The owner takes up to chunkUnits_ units from the front, a thief as many from the back.
-bool ThreadPool::take(int owner, bool fromBack, int64_t* begin, int64_t* end) {
-  std::atomic<uint64_t>& r = ranges_[owner].frontBack;
-  uint64_t v = r.load(std::memory_order_relaxed);
-  for (;;) {
-    const uint64_t front = v & 0xffffffffu, back = v >> 32;
-    if (front >= back) return false;
-    const uint64_t n = std::min<uint64_t>(chunkUnits_, back - front);
-    if (r.compare_exchange_weak(v, fromBack ? v - (n << 32) : v + n, std::memory_order_relaxed)) {
-      *begin = static_cast<int64_t>(fromBack ? back - n : front);
-      *end = *begin + static_cast<int64_t>(n);
-      return true;
-    }
-  }
-}
-
-void ThreadPool::runChunks(int self) {
-  if (pinned_) {
-    (*pinned_)(self);
-    return;
-  }
-  auto runUnits = [this](int64_t b, int64_t e) { (*fn_)(b * unit_, std::min(n_, e * unit_)); };
-  int64_t b, e;
-  if (inOrder_) {
-    while (take(0, false, &b, &e)) runUnits(b, e);
-    return;
-  }
-  while (take(self, false, &b, &e)) runUnits(b, e);
-  for (int k = 1; k < nthreads_; ++k) {
-    const int victim = (self + k) % nthreads_;
-    while (take(victim, true, &b, &e)) runUnits(b, e);
-  }
-}
-
-void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  grain = std::max<int64_t>(1, grain);
-  if (nthreads_ == 1 || n <= grain) {
-    fn(0, n);
-    return;
-  }
-  runRegion(n, grain, false, fn);
-}
-
-void ThreadPool::runInOrder(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  if (nthreads_ == 1 || n == 1) {
-    fn(0, n);
-    return;
-  }
-  runRegion(n, 1, true, fn);
-}
-
-void ThreadPool::runRegion(int64_t n, int64_t grain, bool inOrder,
-                           const std::function<void(int64_t, int64_t)>& fn) {
-  std::lock_guard<std::mutex> serial(runMu_);  // one parallel region at a time per pool
-  unit_ = n < (int64_t{1} << 31) ? 1 : (n >> 31) + 1;
-  const int64_t units = (n + unit_ - 1) / unit_;
-  // Shares: thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a
-  // time (at least `grain` items) so that a thread that finishes early has some left to steal.
-  // In order: one unit at a time.
-  const int64_t share = (units + nthreads_ - 1) / nthreads_;
-  chunkUnits_ = inOrder ? 1 : std::max((grain + unit_ - 1) / unit_, (share + 3) / 4);
-  inOrder_ = inOrder;
-  n_ = n;
-  fn_ = &fn;
-  // The stores are published to the workers by startWorkers (the generation's release, their
-  // acquire). In order: all units in range 0, which every thread takes from the front.
-  for (int t = 0; t < nthreads_; ++t) {
-    const uint64_t b = inOrder ? 0 : static_cast<uint64_t>(units * t / nthreads_);
-    const uint64_t e = inOrder ? (t == 0 ? static_cast<uint64_t>(units) : 0)
-                               : static_cast<uint64_t>(units * (t + 1) / nthreads_);
-    ranges_[t].frontBack.store(b | (e << 32), std::memory_order_relaxed);
-  }
-  startWorkers();
-  runChunks(0);
-  while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
-}
-
-void ThreadPool::startWorkers() {
-  active_.store(nthreads_ - 1, std::memory_order_relaxed);
-  // Publishing the generation under the mutex orders it with a worker going to sleep, so no
-  // wake-up is lost; sleeping workers are notified, spinning ones see the new generation.
-  std::lock_guard<std::mutex> lk(mu_);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  if (sleepers_ > 0) cv_.notify_all();
-}
-
-void ThreadPool::runPinned(const std::function<void(int)>& fn) {
-  if (nthreads_ == 1) {
-    fn(0);
-    return;
-  }
-  std::lock_guard<std::mutex> serial(runMu_);
-  pinned_ = &fn;
-  startWorkers();
-  fn(0);
-  while (active_.load(std::memory_order_acquire) != 0) cpuRelax();
-  pinned_ = nullptr;
-}
-
-void parallelForStatic(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  const int t = pool ? pool->threads() : 1;
-  if (t == 1 || n == 1) {
-    fn(0, n);
-    return;
-  }
-  pool->runPinned([&](int self) {
-    const int64_t b = n * self / t, e = n * (self + 1) / t;
-    if (b < e) fn(b, e);
-  });
-}
-
-void parallelFor(ThreadPool* pool, int64_t n, int64_t grain,
-                 const std::function<void(int64_t, int64_t)>& fn) {
-  if (!pool) {
-    if (n > 0) fn(0, n);
-    return;
-  }
-  pool->run(n, grain, fn);
 }
 
 // ---- kernel lookup ----------------------------------------------------------------------------

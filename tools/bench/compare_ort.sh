@@ -4,7 +4,7 @@
 #
 #   tools/bench/compare_ort.sh [--runs R] [--rounds K] [--threads "1 2"] [--magnetoc PATH]
 #                              [--no-parallel-opt] [--profile] [--light] [--svg FILE] [--tsv FILE]
-#                              [--markdown] [MODEL ...]
+#                              [--markdown] [--neighbour] [MODEL ...]
 #
 # MODEL: a zoo folder (models/zoo/NAME, holding model.onnx and test_data_set_0/input_*.pb) or a
 # model.onnx inside one. Default: models/zoo/{inception_v3,squeezenet1_1,resnext50_32x4d} where
@@ -22,6 +22,11 @@
 # --profile: after the timings, each model is run once more under both profilers (`magnetoc bench
 # --profile`, run_ort.js --profile) at each thread count, and a second table lists per model the
 # five op families where Magneto loses most time against onnxruntime (tools/bench/op_kinds.py).
+# --neighbour: a shared machine. While each model is measured (both sides, every round), a second
+# instance of the same Magneto package runs beside it at 2 threads without pause (its own process,
+# started before the model's first round and stopped after its last). A closing table lists per
+# model Magneto's 1-thread and 2-thread medians and their ratio: a pool that copes with the
+# neighbour keeps 2 threads at least as fast as 1 (ratio >= 1).
 # --light: also the nine light model-zoo graphs (models/light, prepared with seeded weights and
 # inputs by models/light.py into models/zoo/light_*; MAGNETO_LIGHT_DIR overrides the source folder).
 set -euo pipefail
@@ -34,6 +39,7 @@ magnetoc="${MAGNETOC:-$root/build/bin/magnetoc}"
 ablation=""
 profile=""
 light=""
+neighbour=""
 svg=""
 tsv=""
 models=()
@@ -46,6 +52,7 @@ while [ $# -gt 0 ]; do
     --no-parallel-opt) ablation=1; shift ;;
     --profile) profile=1; shift ;;
     --light) light=1; shift ;;
+    --neighbour|--neighbor) neighbour=1; shift ;;
     --svg) svg="$2"; shift 2 ;;
     --tsv) tsv="$2"; shift 2 ;;
     --markdown) shift ;;  # the table is always Markdown; kept for compatibility
@@ -76,7 +83,16 @@ case "$magnetoc" in /*) ;; */*) magnetoc="$(pwd)/$magnetoc" ;; esac
   { echo "compare_ort: onnxruntime-node does not load (run scripts/setup.sh)" >&2; exit 2; }
 export MAGNETO_CACHE_DIR="${MAGNETO_CACHE_DIR:-$root/build/cache}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/magneto-bench.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+neighbour_pid=""
+# The neighbour runs in its own process group (setsid), so that stopping it stops its runner too.
+stop_neighbour() {
+  if [ -n "$neighbour_pid" ]; then
+    kill -TERM -- "-$neighbour_pid" 2>/dev/null || true
+    wait "$neighbour_pid" 2>/dev/null || true
+    neighbour_pid=""
+  fi
+}
+trap 'stop_neighbour; rm -rf "$tmp"' EXIT
 
 source "$root/tools/bench/medians.sh"
 
@@ -97,6 +113,17 @@ for m in "${models[@]}"; do
   if [ ! -f "$onnx" ] || [ ${#inputs[@]} -eq 0 ]; then
     echo "| $name | - | missing model.onnx or test_data_set_0/input_*.pb | | |"
     status=1; continue
+  fi
+  if [ -n "$neighbour" ]; then
+    # Build the package once, then start its second instance: 2 threads, runs without end.
+    "$magnetoc" bench "$onnx" --threads 1 --runs 1 --work-dir "$tmp/work-$name" >"$tmp/nb-build.log" 2>&1 ||
+      { echo "compare_ort: --neighbour: magnetoc bench failed on $name: $(tail -n3 "$tmp/nb-build.log" | tr '\n' ' ')" >&2; status=1; continue; }
+    setsid "$magnetoc" bench "$onnx" --threads 2 --runs 1000000000 --warmup 0 --work-dir "$tmp/work-$name" \
+      >"$tmp/nb.log" 2>&1 &
+    neighbour_pid=$!
+    sleep 1
+    kill -0 "$neighbour_pid" 2>/dev/null ||
+      { echo "compare_ort: --neighbour: the neighbour of $name stopped: $(tail -n3 "$tmp/nb.log" | tr '\n' ' ')" >&2; status=1; neighbour_pid=""; continue; }
   fi
   for t in $threads; do
     mgs=(); mgns=(); orts=()
@@ -131,8 +158,21 @@ for m in "${models[@]}"; do
       echo "| $name | $t | $mg | $ort | $ratio |"
     fi
   done
+  stop_neighbour
 done
 echo
+if [ -n "$neighbour" ]; then
+  echo "Beside a second instance of the same package running at 2 threads (--neighbour):"
+  echo
+  echo "| model | magneto 1 thread ms | magneto 2 threads ms | 1-thread / 2-thread (>= 1: 2 threads not slower) |"
+  echo "|---|---|---|---|"
+  awk -F'\t' '$3 != "error" { ms[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+    END { worst = ""; for (i = 1; i <= k; i++) { m = order[i]; a = ms[m, 1]; b = ms[m, 2];
+            if (a != "" && b != "" && b > 0) { r = a / b; printf "| %s | %s | %s | %.2f |\n", m, a, b, r;
+              if (worst == "" || r < worst) worst = r } }
+          if (worst != "") printf "\nworst 1-thread / 2-thread beside the neighbour: %.2f\n", worst }' "$tmp/rows.tsv"
+  echo
+fi
 # Geometric means over the models where both sides ran, per thread count.
 awk -F'\t' '$3 != "error" && $5 != "error" && $3 > 0 { n[$2]++; s[$2] += log($5 / $3) }
   $4 != "" && $4 != "error" && $3 != "error" && $3 > 0 { m[$2]++; g[$2] += log($4 / $3) }
@@ -153,6 +193,6 @@ if [ -n "$svg" ]; then
   /usr/bin/python3 "$root/tools/bench/bar_chart.py" "$tmp/rows.tsv" -o "$svg" \
     --title "Magneto vs onnxruntime-node, CPU, median of $runs runs ($(date +%Y-%m-%d))" && echo "wrote $svg"
 fi
-echo "runs=$runs per measurement (median), rounds=$rounds (median of the rounds' medians); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);" \
+echo "runs=$runs per measurement (median), rounds=$rounds (median of the rounds' medians); $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg);${neighbour:+ beside a 2-thread neighbour;}" \
      "onnxruntime-node $(cd "$root/tools/ort" && node -p "require('onnxruntime-node/package.json').version")"
 exit $status
