@@ -198,12 +198,44 @@ def llama_block(out, rng):
                  ("sin", np.sin(np.outer(np.arange(16), 1e-2 ** (np.arange(D // 2) / (D // 2)))).astype(np.float32))])
 
 
+# Graphs Magneto must refuse at compile time with an error naming the node (never a crash): the
+# generator writes them as bad_NAME/model.onnx and prints "bad_NAME<TAB>expected message part".
+BAD = [
+    ("bad_heads", "q_num_heads 6 is not a multiple of kv_num_heads 4",
+     dict(q_num_heads=6, kv_num_heads=4), (2, 3, 24), (2, 5, 16), None),
+    ("bad_hidden", "Q's hidden size 24 is not divisible by q_num_heads 5",
+     dict(q_num_heads=5, kv_num_heads=1), (2, 3, 24), (2, 5, 16), None),
+    ("bad_no_heads", "3-D Q/K/V need q_num_heads > 0 and kv_num_heads > 0",
+     dict(), (2, 3, 24), (2, 5, 16), None),
+    ("bad_mask", "attn_mask f32[3,4] does not broadcast",
+     dict(q_num_heads=4, kv_num_heads=2), (2, 3, 16), (2, 5, 8), (3, 4)),
+]
+
+
+def write_bad(out):
+    for name, msg, attrs, qs, ks, ms in BAD:
+        ins = ["q", "k", "v"] + (["m"] if ms else [])
+        vis = [helper.make_tensor_value_info("q", TensorProto.FLOAT, qs),
+               helper.make_tensor_value_info("k", TensorProto.FLOAT, ks),
+               helper.make_tensor_value_info("v", TensorProto.FLOAT, ks)]
+        if ms:
+            vis.append(helper.make_tensor_value_info("m", TensorProto.FLOAT, ms))
+        g = helper.make_graph([helper.make_node("Attention", ins, ["y"], name=name, **attrs)], name,
+                              vis, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+        m.ir_version = IR_VERSION
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        onnx.save(m, os.path.join(out, name, "model.onnx"))
+        print(f"{name}\t{msg}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
     for k, fn in enumerate(CASES):
         fn(out, np.random.default_rng(2300 + k))
+    write_bad(out)
 
 
 if __name__ == "__main__":
