@@ -38,14 +38,14 @@ def elem(a):
             np.dtype(np.int64): TensorProto.INT64}[a.dtype]
 
 
-def write(out, name, nodes, inputs, outputs, inits=()):
+def write(out, name, nodes, inputs, outputs, inits=(), opset=OPSET):
     """inputs: [(name, array)]; outputs: [(name, shape)] (float32); inits: [(name, array)]."""
     g = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info(n, elem(a), a.shape) for n, a in inputs],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs],
         initializer=[numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="opset23_model.py")
     m.ir_version = IR_VERSION
     d = os.path.join(out, name, "test_data_set_0")
@@ -198,8 +198,59 @@ def llama_block(out, rng):
                  ("sin", np.sin(np.outer(np.arange(16), 1e-2 ** (np.arange(D // 2) / (D // 2)))).astype(np.float32))])
 
 
+@case
+def opset22_revisions(out, rng):
+    # Operators whose version 22 only added bfloat16, at opset 22 on float32: Conv, InstanceNorm,
+    # Elu, HardSwish, MaxPool, AveragePool, GlobalAveragePool, Sin, Softplus, ThresholdedRelu.
+    write(out, "opset22_revisions",
+          [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+           helper.make_node("InstanceNormalization", ["c", "g", "b"], ["n"], name="inorm"),
+           helper.make_node("Elu", ["n"], ["e"], alpha=0.5, name="elu"),
+           helper.make_node("HardSwish", ["e"], ["h"], name="hswish"),
+           helper.make_node("MaxPool", ["h"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+           helper.make_node("AveragePool", ["h"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                            count_include_pad=0, name="apool"),
+           helper.make_node("Sin", ["ap"], ["s"], name="sin"),
+           helper.make_node("Softplus", ["s"], ["sp"], name="softplus"),
+           helper.make_node("ThresholdedRelu", ["sp"], ["t"], alpha=0.7, name="trelu"),
+           helper.make_node("GlobalAveragePool", ["p"], ["y"], name="gap")],
+          [("x", f32(rng, 1, 3, 8, 8))],
+          [("y", [1, 4, 1, 1]), ("t", [1, 4, 8, 8])],
+          inits=[("w", f32(rng, 4, 3, 3, 3)), ("g", f32(rng, 4)), ("b", f32(rng, 4))], opset=22)
+
+
+@case
+def opset23_revisions(out, rng):
+    # Operators whose version 23 only added float4e2m1, at opset 23 on float32/int64: Reshape,
+    # Transpose, Flatten, Squeeze, Unsqueeze, Pad, Shape, Size, Cast, CastLike, ConstantOfShape,
+    # Identity, Constant.
+    x = f32(rng, 2, 3, 4)
+    write(out, "opset23_revisions",
+          [helper.make_node("Transpose", ["x"], ["t"], perm=[2, 0, 1], name="tr"),
+           helper.make_node("Constant", [], ["shape"], value=numpy_helper.from_array(
+               np.array([4, 6], dtype=np.int64), "shape"), name="cst"),
+           helper.make_node("Reshape", ["t", "shape"], ["r"], name="reshape"),
+           helper.make_node("Unsqueeze", ["r", "ax"], ["u"], name="unsq"),
+           helper.make_node("Squeeze", ["u", "ax"], ["sq"], name="sq"),
+           helper.make_node("Flatten", ["x"], ["f"], axis=2, name="flat"),
+           helper.make_node("Pad", ["sq", "pads"], ["pd"], mode="reflect", name="pad"),
+           helper.make_node("Shape", ["pd"], ["shp"], name="shape_of"),
+           helper.make_node("Size", ["pd"], ["sz"], name="size_of"),
+           helper.make_node("Cast", ["shp"], ["shpf"], to=TensorProto.FLOAT, name="cast"),
+           helper.make_node("CastLike", ["sz", "x"], ["szf"], name="castlike"),
+           helper.make_node("ConstantOfShape", ["shp"], ["ones"], value=numpy_helper.from_array(
+               np.array([1.5], dtype=np.float32), "v"), name="cos"),
+           helper.make_node("Identity", ["f"], ["fi"], name="ident"),
+           helper.make_node("Mul", ["pd", "ones"], ["m"], name="mul"),
+           helper.make_node("Add", ["m", "szf"], ["y"], name="add")],
+          [("x", x)],
+          [("y", [4, 10]), ("fi", [6, 4]), ("shpf", [2])],
+          inits=[("ax", np.array([0], dtype=np.int64)), ("pads", np.array([0, 2, 0, 2], dtype=np.int64))])
+
+
 # Graphs Magneto must refuse at compile time with an error naming the node (never a crash): the
-# generator writes them as bad_NAME/model.onnx and prints "bad_NAME<TAB>expected message part".
+# generator writes them as bad_NAME/model.onnx and prints "bad_NAME<TAB>EXIT<TAB>expected message
+# part" (exit 1: inconsistent input; 2: a type Magneto lacks).
 BAD = [
     ("bad_heads", "q_num_heads 6 is not a multiple of kv_num_heads 4",
      dict(q_num_heads=6, kv_num_heads=4), (2, 3, 24), (2, 5, 16), None),
@@ -226,7 +277,17 @@ def write_bad(out):
         m.ir_version = IR_VERSION
         os.makedirs(os.path.join(out, name), exist_ok=True)
         onnx.save(m, os.path.join(out, name, "model.onnx"))
-        print(f"{name}\t{msg}")
+        print(f"{name}\t1\tnode '{name}' (Attention): Attention: {msg}")
+    # bfloat16, which opset 22 added to Conv: refused by name (Magneto's Conv is f32/f64).
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="bad_bf16_conv")], "bf16",
+                          [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 3, 4, 4]),
+                           helper.make_tensor_value_info("w", TensorProto.BFLOAT16, [2, 3, 1, 1])],
+                          [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 22)])
+    m.ir_version = IR_VERSION
+    os.makedirs(os.path.join(out, "bad_bf16_conv"), exist_ok=True)
+    onnx.save(m, os.path.join(out, "bad_bf16_conv", "model.onnx"))
+    print("bad_bf16_conv\t2\tnode 'bad_bf16_conv' (Conv): Conv: input must be f32 or f64, got bf16")
 
 
 def main():
