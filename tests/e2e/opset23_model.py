@@ -109,6 +109,19 @@ def attn_past_present(out, rng):
 
 
 @case
+def attn_3d_past_additive(out, rng):
+    # 3-D Q/K/V with a 4-D KV cache (present_key/present_value come out 4-D), GQA 6 over 3,
+    # causal plus an additive [B, 1, Sq, L] mask, V's head size differing from K's.
+    B, Sq, P, D, Dv = 1, 2, 3, 4, 5
+    write(out, "attn_3d_past_additive",
+          [helper.make_node("Attention", ["q", "k", "v", "m", "pk", "pv"], ["y", "present_k", "present_v"],
+                            q_num_heads=6, kv_num_heads=3, is_causal=1, name="attn")],
+          [("q", f32(rng, B, Sq, 6 * D)), ("k", f32(rng, B, Sq, 3 * D)), ("v", f32(rng, B, Sq, 3 * Dv)),
+           ("m", f32(rng, B, 1, Sq, P + Sq)), ("pk", f32(rng, B, 3, P, D)), ("pv", f32(rng, B, 3, P, Dv))],
+          [("y", [B, Sq, 6 * Dv]), ("present_k", [B, 3, P + Sq, D]), ("present_v", [B, 3, P + Sq, Dv])])
+
+
+@case
 def attn_3d_softmax_output(out, rng):
     # 3-D MHA with an additive mask over batch and heads, the softmax probabilities as the QK
     # output (mode 3), and the QK matmul itself (mode 0) from a second node.

@@ -218,7 +218,7 @@ OPSET23_SECTION = [
     "4-bit or float4e2m1, stops the compile naming the node or tensor; bfloat16 runs where it ran "
     "before). Opset 23's new operators, Attention-23, RotaryEmbedding-23 and RMSNormalization-23, "
     "are decomposed into plain operators by the `decompose-attention` pass (docs/PASSES.md) and so "
-    "run on every target. `tests/e2e/opset23_model.py` writes 12 cases (Attention 3-D and 4-D, "
+    "run on every target. `tests/e2e/opset23_model.py` writes 13 cases (Attention 3-D and 4-D, "
     "grouped-query heads 8 over 2, is_causal, bool and additive masks, past/present KV, scale, "
     "softcap, qk_matmul_output_mode 0, 2 and 3; RotaryEmbedding interleaved or not, with and "
     "without position_ids, partial rotary; RMSNormalization on axis -1 and 1; a decoder block of "
