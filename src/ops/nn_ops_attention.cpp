@@ -73,7 +73,7 @@ Status inferRotary(InferContext& c) {
   if (c.hasInput(3)) {
     const DType pt = c.inputDType(3);
     if (pt != DType::kI64 && pt != DType::kI32)
-      return badInput("{}: position_ids must be int64, got {}", op, dtypeName(pt));
+      return badInput("{}: position_ids must be int64 (or int32), got {}", op, dtypeName(pt));
     if (c.inputDims(3) != Dims{B, S})
       return badInput("{}: position_ids must be [{}, {}] (batch, seq), got {}", op, B, S,
                       c.inputType(3).str());
