@@ -31,6 +31,7 @@
 //
 // Graphs with dynamic dimensions keep the ops (an error names the node: not supported yet).
 // Golden tests: tests/ir/decompose_attention.mlir, decompose_attention_gqa.mlir,
+// decompose_attention_dynamic.mlir (the refusal),
 // decompose_rotary.mlir, decompose_rmsnorm.mlir; end to end against onnxruntime:
 // tests/e2e/opset23_test.sh.
 #include <cmath>
