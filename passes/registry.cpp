@@ -10,6 +10,7 @@ const std::vector<PassInfo>& allPasses() {
       auto p = f();
       v.push_back({p->name(), p->summary(), std::move(f)});
     };
+    add(makeDecomposeAttentionPass);
     add(makeCanonicalizePass);
     add(makeFoldPass);
     add(makeFoldBatchNormPass);
@@ -32,8 +33,10 @@ const std::vector<PassInfo>& allPasses() {
 }
 
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
-  // Canonical cleanup first so that folding and fusion see the plain graph.
-  std::string p = std::string("canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
+  // Opset 23's transformer ops become plain ops first (every target compiles those, and the
+  // fusion and parallel passes see them); then canonical cleanup so that folding and fusion
+  // see the plain graph.
+  std::string p = std::string("decompose-attention,canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the

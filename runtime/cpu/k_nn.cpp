@@ -156,6 +156,9 @@ const KernelEntry* nnKernels() {
       {"LpNormalization", nn::kLpNormalization},
       {"MeanVarianceNormalization", nn::kMeanVarianceNormalization},
       {"LRN", nn::kLRN},
+      {"RMSNormalization", nn::kRMSNormalization},
+      {"RotaryEmbedding", nn::kRotaryEmbedding},
+      {"Attention", nn::kAttention},
       {nullptr, nullptr},
   };
   return kTable;

@@ -37,6 +37,10 @@ MG_NN_KERNEL(kGroupNormalization);
 MG_NN_KERNEL(kLpNormalization);
 MG_NN_KERNEL(kMeanVarianceNormalization);
 MG_NN_KERNEL(kLRN);
+// k_nn_attention.cpp
+MG_NN_KERNEL(kRMSNormalization);
+MG_NN_KERNEL(kRotaryEmbedding);
+MG_NN_KERNEL(kAttention);
 #undef MG_NN_KERNEL
 
 // Calls fn(T{}) with T = float or double by the element type; fails on anything else.

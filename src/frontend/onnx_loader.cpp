@@ -6,9 +6,12 @@
 //      onnx_control_flow.cpp), whose nodes get the same checks
 //   -> sort the nodes, subgraphs included (onnx_topo_sort.cpp: the checker would reject an
 //      unsorted graph)
-//   -> opset < 7: ONNX's version converter upgrades to 7, so the importer only knows opsets 7..21
+//   -> opset < 7: ONNX's version converter upgrades to 7, so the importer only knows opsets 7..23
 //   -> opset <= 17: ONNX's checker (libonnx 1.12 knows opsets up to 17 and IR version 8)
-//   -> opset 18..21: imported with our own table, unchecked (noted in ImportInfo)
+//   -> opset 18..23: imported with our own table, unchecked (noted in ImportInfo); opsets 22 and
+//      23 changed no signature of an op Magneto had (they add element types: bfloat16, float8,
+//      float4e2m1, which schemas refuse naming the node) and add Attention, RotaryEmbedding and
+//      RMSNormalization (src/ops/nn_ops_attention.cpp)
 //
 // libonnx reports problems by exceptions; none may escape, so every call into it is wrapped and the
 // exception becomes a Status. Its shape inference and version converter are not hardened against

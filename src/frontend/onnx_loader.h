@@ -13,7 +13,7 @@ namespace magneto {
 namespace frontend {
 
 // Newest default-domain opset the importer accepts, and newest that libonnx's checker knows.
-constexpr int64_t kMaxOpset = 21;
+constexpr int64_t kMaxOpset = 23;
 constexpr int64_t kMaxCheckedOpset = 17;
 // Oldest opset imported as written; older models go through ONNX's version converter first.
 constexpr int64_t kMinNativeOpset = 7;

@@ -308,6 +308,7 @@ void registerNNOps(OpRegistry& r) {
   }
   registerNNPoolOps(r);
   registerNNNormOps(r);
+  registerNNAttentionOps(r);
 }
 
 }  // namespace magneto

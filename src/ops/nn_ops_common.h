@@ -13,6 +13,7 @@ namespace magneto {
 
 void registerNNPoolOps(OpRegistry& r);  // nn_ops_pool.cpp
 void registerNNNormOps(OpRegistry& r);  // nn_ops_norm.cpp
+void registerNNAttentionOps(OpRegistry& r);  // nn_ops_attention.cpp: opset 23 transformer ops
 
 namespace nnops {
 

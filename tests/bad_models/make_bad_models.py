@@ -90,7 +90,7 @@ m = model([helper.make_node("FusedGemm", ["x", "x"], ["y"], name="fg1", domain="
           [vi("x", [2, 2])], [vi("y", [2, 2])])
 m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
 save("unknown_domain.onnx", m)
-save("opset_too_new.onnx", unary("Relu", "relu1", opset=22))
+save("opset_too_new.onnx", unary("Relu", "relu1", opset=24))
 m = model([helper.make_node("Relu", ["x"], ["y"], name="relu1")], [X], [vi("y", None)])
 del m.opset_import[:]
 m.opset_import.append(helper.make_opsetid("com.example", 1))

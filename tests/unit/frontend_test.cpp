@@ -86,8 +86,15 @@ TEST(Frontend, UnknownDomainIsUnsupported) {
 }
 
 TEST(Frontend, OpsetNewerThanSupported) {
-  expectError(importStatus("opset22.onnx"), ErrorCode::kUnsupported,
-              {"opset 22 is newer than Magneto supports (max 21)"});
+  expectError(importStatus("opset24.onnx"), ErrorCode::kUnsupported,
+              {"opset 24 is newer than Magneto supports (max 23)"});
+}
+
+TEST(Frontend, Opset22Imports) {
+  ImportInfo info;
+  Status s = importStatus("opset22.onnx", {}, &info);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(info.opsetVersion, 22);
 }
 
 TEST(Frontend, Opset18ImportsUnchecked) {

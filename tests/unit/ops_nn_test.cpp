@@ -374,6 +374,80 @@ TEST(NNNorm, BatchNormInference) {
 })").find("scale must be [2] (one per channel), got f32[3]"), std::string::npos);
 }
 
+// Opset 23's transformer ops (src/ops/nn_ops_attention.cpp, runtime/cpu/k_nn_attention.cpp).
+TEST(NNAttention, RMSNormalization) {
+  auto r = evalText(R"(graph @t {
+  const %x : f32[1,2] = dense<[3, 4]>
+  const %s : f32[2] = dense<[1, 2]>
+  %y = RMSNormalization(%x, %s) {epsilon = 0.0}
+  output %y
+})");
+  // rms = sqrt((9 + 16) / 2) = 3.5355339
+  expectNear(values(r["y"]), {0.8485281, 2.2627417});
+}
+
+TEST(NNAttention, RotaryEmbeddingQuarterTurn) {
+  // cos 0, sin 1: (x1, x2) -> (-x2, x1) on the rotated dims; the last two dims are copied.
+  auto r = evalText(R"(graph @t {
+  const %x : f32[1,1,1,4] = dense<[1, 2, 5, 6]>
+  const %c : f32[1,1,1] = dense<[0]>
+  const %s : f32[1,1,1] = dense<[1]>
+  %y = RotaryEmbedding(%x, %c, %s) {rotary_embedding_dim = 2}
+  const %pos : i64[1,1] = dense<[1]>
+  const %cc : f32[2,2] = dense<[1, 1, 0, 0]>
+  const %sc : f32[2,2] = dense<[0, 0, 1, 1]>
+  %yi = RotaryEmbedding(%x, %cc, %sc, %pos) {interleaved = 1}
+  output %y, %yi
+})");
+  expectNear(values(r["y"]), {-2, 1, 5, 6});
+  expectNear(values(r["yi"]), {-2, 1, -6, 5});
+}
+
+TEST(NNAttention, SoftmaxOverKeysCausalAndPast) {
+  // One query, keys 0 and ln 3: weights 1/4 and 3/4 over values 4 and 8 -> 7. Causal without a
+  // past sees only key 0 -> 4; with the second key as the past it sees both again -> 7.
+  auto r = evalText(R"(graph @t {
+  const %q : f32[1,1,1,1] = dense<[1]>
+  const %k : f32[1,1,2,1] = dense<[0, 1.0986123]>
+  const %v : f32[1,1,2,1] = dense<[4, 8]>
+  %y = Attention(%q, %k, %v) {scale = 1.0}
+  %yc = Attention(%q, %k, %v) {scale = 1.0, is_causal = 1}
+  const %k1 : f32[1,1,1,1] = dense<[1.0986123]>
+  const %v1 : f32[1,1,1,1] = dense<[8]>
+  const %pk : f32[1,1,1,1] = dense<[0]>
+  const %pv : f32[1,1,1,1] = dense<[4]>
+  %yp, %pko, %pvo = Attention(%q, %k1, %v1, _, %pk, %pv) {scale = 1.0, is_causal = 1}
+  output %y, %yc, %yp, %pko, %pvo
+})");
+  expectNear(values(r["y"]), {7});
+  expectNear(values(r["yc"]), {4});
+  expectNear(values(r["yp"]), {7});
+  expectNear(values(r["pko"]), {0, 1.0986123});
+  expectNear(values(r["pvo"]), {4, 8});
+}
+
+TEST(NNAttention, InconsistentHeadsAreErrors) {
+  EXPECT_NE(inferError(R"(graph @t {
+  input %q : f32[1,2,12]
+  input %k : f32[1,2,8]
+  %y = Attention(%q, %k, %k) {q_num_heads = 3, kv_num_heads = 2}
+  output %y
+})").find("q_num_heads 3 is not a multiple of kv_num_heads 2"), std::string::npos);
+  EXPECT_NE(inferError(R"(graph @t {
+  input %q : f32[1,2,3,4]
+  input %k : f32[1,2,5,4]
+  input %m : f32[3,3,5]
+  %y = Attention(%q, %k, %k, %m)
+  output %y
+})").find("attn_mask f32[3,3,5] does not broadcast"), std::string::npos);
+  EXPECT_NE(inferError(R"(graph @t {
+  input %x : f32[1,2,10]
+  input %c : f32[1,2,3]
+  %y = RotaryEmbedding(%x, %c, %c) {num_heads = 3}
+  output %y
+})").find("hidden size 10 of X f32[1,2,10] is not divisible by num_heads 3"), std::string::npos);
+}
+
 TEST(NNNorm, LayerNormWithStatistics) {
   auto r = evalText(R"(graph @t {
   const %x : f32[2,2] = dense<[1, 3, 2, 6]>

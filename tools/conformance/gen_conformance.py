@@ -208,6 +208,36 @@ def opset_section(w, results_path, rel, targets=()):
     w("")
 
 
+# Opsets 22 and 23 (issue #40): a fixed text, the cases live in tests/e2e/opset23_model.py.
+OPSET23_SECTION = [
+    "## Opsets 22 and 23",
+    "",
+    "Opset 22 added bfloat16 to many operators and opset 23 float4e2m1 to Cast, Constant, Reshape "
+    "and the other storage operators; neither changed the signature of an operator Magneto had, so "
+    "models of both import with the same operator table (an element type Magneto lacks, float8, "
+    "4-bit or float4e2m1, stops the compile naming the node or tensor; bfloat16 runs where it ran "
+    "before). Opset 23's new operators, Attention-23, RotaryEmbedding-23 and RMSNormalization-23, "
+    "are decomposed into plain operators by the `decompose-attention` pass (docs/PASSES.md) and so "
+    "run on every target. `tests/e2e/opset23_model.py` writes 13 cases (Attention 3-D and 4-D, "
+    "grouped-query heads 8 over 2, is_causal, bool and additive masks, past/present KV, scale, "
+    "softcap, qk_matmul_output_mode 0, 2 and 3; RotaryEmbedding interleaved or not, with and "
+    "without position_ids, partial rotary; RMSNormalization on axis -1 and 1; a decoder block of "
+    "all three; opset 22's revised Conv, pools, InstanceNormalization and activations and opset 23's "
+    "revised Reshape, Transpose, Pad, Cast and other storage operators, on float32) and 5 that "
+    "compile must refuse naming the node (inconsistent head counts, hidden size, missing heads, an "
+    "unbroadcastable mask, a bfloat16 Conv), and `tests/e2e/opset23_test.sh` (ctest `e2e.opset23`) checks each with "
+    "`magnetoc check` against onnxruntime-node 1.30's outputs on cpu, and four of them on "
+    "`--target cuda --emulate` and `--target hip --emulate`. Where the specification is loose, "
+    "Magneto does what onnxruntime does: q head h reads kv head h / (q_heads / kv_heads); the "
+    "causal mask is offset by the past length; softcap comes before the mask; "
+    "qk_matmul_output_mode 1 is the QK product after softcap, 2 after the mask, 3 after softmax; "
+    "attn_mask's last dimension must be the total sequence length (no padding, as in onnxruntime). "
+    "Not supported: softmax_precision other than the input type is ignored (Softmax computes in "
+    "the input type); stash_type other than 1; dynamic dimensions around these three operators.",
+    "",
+]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
@@ -302,6 +332,8 @@ def main():
             return 2
         targets.append((label, path))
     opset_section(w, a.opset_results, rel, targets)
+    for line in OPSET23_SECTION:
+        w(line)
     w("## Every test")
     w("")
     w("| test | operators | result | reason |")

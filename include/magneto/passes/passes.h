@@ -44,6 +44,10 @@ struct HalfStorageResult {
 Expected<HalfStorageResult> storeActivationsInHalf(Graph& g, const std::function<bool(const Node&)>& readsHalf);
 
 std::unique_ptr<Pass> makeDcePass();
+// passes/decompose_attention.cpp: opset 23's Attention, RotaryEmbedding and RMSNormalization ->
+// plain ops (MatMul, Softmax, elementwise, views); first in the default pipeline.
+Expected<bool> decomposeAttentionOps(Graph& g);
+std::unique_ptr<Pass> makeDecomposeAttentionPass();
 std::unique_ptr<Pass> makeCanonicalizePass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFoldAffinePass();

@@ -66,9 +66,12 @@ save(model([helper.make_node("FooBar", ["x"], ["y"], name="foo")], [vi("x", [2])
 save(model([helper.make_node("FusedGemm", ["x", "x"], ["y"], name="fg", domain="com.microsoft")],
            [vi("x", [2, 2])], [vi("y", [2, 2])], domains=["com.microsoft"]),
      "unknown_domain.onnx", check=False)
-# opset22.onnx: newer than Magneto knows.
+# opset22.onnx: the opset after 21 (imported since Magneto knows opset 23).
 save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=22),
      "opset22.onnx", check=False)
+# opset24.onnx: newer than Magneto knows.
+save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=24),
+     "opset24.onnx", check=False)
 # opset18.onnx: newer than libonnx's checker knows, imported unchecked.
 save(model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2])], [vi("y", [2])], opset=18),
      "opset18.onnx", check=False)
