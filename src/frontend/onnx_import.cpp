@@ -30,6 +30,7 @@
 #include "onnx_control_flow.h"
 #include "onnx_loader.h"
 #include "onnx_normalize.h"
+#include "onnx_sequence.h"
 #include "proto_file.h"
 #include "tensor_proto.h"
 
@@ -58,7 +59,7 @@ void collectNames(const onnx::GraphProto& g, std::set<std::string>& names) {
   }
 }
 
-class Importer : public frontend::BodyImporter {
+class Importer : public frontend::SequenceHost {
  public:
   Importer(LoadedModel& m, const ImportOptions& opts, ImportInfo& info)
       : m_(m), graph_(m.model.graph()), opts_(opts), info_(info), g_(std::make_unique<Graph>()) {
@@ -122,16 +123,42 @@ class Importer : public frontend::BodyImporter {
 
   Expected<Value*> addOp(const std::string& kind, const std::vector<Value*>& inputs,
                          AttrMap attrs, const std::string& name) override {
-    std::vector<TensorType> types(1);
-    Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr,
-                             {freshName(name)});
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, addOpN(kind, inputs, std::move(attrs), name, 1));
+    return results[0];
+  }
+
+  // --- frontend::SequenceHost (onnx_sequence.cpp) ---
+
+  Expected<std::vector<Value*>> addOpN(const std::string& kind, const std::vector<Value*>& inputs,
+                                       AttrMap attrs, const std::string& name,
+                                       int nresults) override {
+    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, fmt::format("node '{}' ({})", name, kind)));
+    std::vector<TensorType> types(static_cast<size_t>(nresults));
+    std::vector<std::string> names;
+    for (int i = 0; i < nresults; ++i)
+      names.push_back(freshName(nresults == 1 ? name : name + "_" + std::to_string(i)));
+    Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr, names);
     std::vector<DataDim> dataDims;
     MG_RETURN_IF_ERROR(inferNode(*n, &dataDims));
     MG_RETURN_IF_ERROR(declareDataSymbols(*g_, n, dataDims));
     MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
-    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
-    return results[0];
+    return foldIfConstant(n);
   }
+
+  const frontend::SeqValue* sequenceOf(const Value* v) const override {
+    auto it = seqs_.find(v);
+    return it == seqs_.end() ? nullptr : &it->second;
+  }
+
+  // A sequence stands as an unused i64 constant (dropped with the dead values at the end); no IR
+  // node ever reads one (refuseSequenceOperands).
+  Value* makeSequence(const std::string& base, frontend::SeqValue s) override {
+    Value* v = g_->addConstant(freshName(base), Tensor::fromVector<int64_t>(DType::kI64, {}, {0}));
+    seqs_[v] = std::move(s);
+    return v;
+  }
+
+  std::string resultName(const std::string& name) override { return irName(name); }
 
   Value* addConstant(const std::string& base, Tensor t) override {
     return g_->addConstant(freshName(base), std::move(t));
@@ -149,6 +176,20 @@ class Importer : public frontend::BodyImporter {
 
   Status fail(const Status& s) const { return s.withContext(m_.path + ": "); }
 
+  // A sequence read by an op other than the sequence ops, If, Loop and Scan: refused, naming the
+  // node (a sequence whose tensors are known is resolved on import, onnx_sequence.cpp; there are
+  // no run-time sequences).
+  Status refuseSequenceOperands(const std::vector<Value*>& inputs, const std::string& desc) const {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (const frontend::SeqValue* s = sequenceOf(inputs[i]))
+        return unsupported("{}: operand {} is a sequence (of {} tensor{}); Magneto resolves "
+                           "sequences at compile time into their tensors (SequenceAt, "
+                           "ConcatFromSequence, ...) and has no run-time sequences, so no other op "
+                           "may read one",
+                           desc, i, s->items.size(), s->items.size() == 1 ? "" : "s");
+    return Status::success();
+  }
+
   Value* lookup(const std::string& name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto v = it->values.find(name);
@@ -163,11 +204,21 @@ class Importer : public frontend::BodyImporter {
     return prefix.empty() ? name : freshName(prefix + name);
   }
 
-  // A body input receives the value bound to it: a declared element type must match, and
-  // sequence, map and optional inputs are refused.
+  // A body input receives the value bound to it: a declared element type must match, a sequence
+  // input must receive a sequence (and a tensor input a tensor); map and optional inputs are
+  // refused.
   Status checkBodyInput(const onnx::ValueInfoProto& vi, const Value* v) {
+    const bool isSeq = sequenceOf(v) != nullptr;
     if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return Status::success();
+    if (vi.type().has_sequence_type()) {
+      if (!isSeq)
+        return badInput("input '{}' is declared a sequence but receives the tensor {}", vi.name(),
+                        v->type().str());
+      return Status::success();
+    }
+    if (isSeq && vi.type().has_tensor_type())
+      return badInput("input '{}' is declared a tensor but receives a sequence", vi.name());
     if (!vi.type().has_tensor_type())
       return unsupported("input '{}' is not a tensor (sequence, map and optional values are not "
                          "supported)",
@@ -378,6 +429,19 @@ class Importer : public frontend::BodyImporter {
         return badInput("{} reads undefined tensor '{}'", desc, in);
       inputs.push_back(v);
     }
+    if (frontend::isSequenceOp(np.op_type()) ||
+        (np.op_type() == "Identity" && inputs.size() == 1 && sequenceOf(inputs[0]))) {
+      std::vector<Value*> results;
+      if (np.op_type() == "Identity") {
+        results = inputs;
+      } else {
+        MG_ASSIGN_OR_RETURN(results,
+                            frontend::importSequenceOp(*this, np, name, desc, inputs));
+      }
+      for (int i = 0; i < np.output_size() && i < static_cast<int>(results.size()); ++i)
+        if (!np.output(i).empty()) bind(np.output(i), results[i]);
+      return Status::success();
+    }
     if (frontend::isControlFlowOp(np.op_type())) {
       MG_ASSIGN_OR_RETURN(std::vector<Value*> results,
                           frontend::specialiseControlFlow(*this, np, name, desc, inputs));
@@ -385,6 +449,7 @@ class Importer : public frontend::BodyImporter {
         if (!np.output(i).empty()) bind(np.output(i), results[i]);
       return Status::success();
     }
+    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, desc));
     frontend::NodeDraft d;
     d.kind = np.op_type();
     d.name = name;
@@ -566,6 +631,10 @@ class Importer : public frontend::BodyImporter {
       if (!v)
         return badInput("{}: graph output '{}' is not computed by any node, input or initializer",
                         m_.path, vi.name());
+      if (const frontend::SeqValue* s = sequenceOf(v))
+        return unsupported("{}: graph output '{}' is a sequence (of {} tensor{}): Magneto has no "
+                           "run-time sequences, a package's outputs are tensors",
+                           m_.path, vi.name(), s->items.size(), s->items.size() == 1 ? "" : "s");
       // A specialised If, Loop or Scan leaves its outputs bound to values of its body, named
       // after the body: the output gets its ONNX name back (it is the package's port name).
       if (v->name() != vi.name() && !g_->findValue(vi.name())) {
@@ -600,6 +669,7 @@ class Importer : public frontend::BodyImporter {
   std::set<std::string> reserved_;  // every tensor name the model uses, subgraphs included
   int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)
   std::vector<DimExpr> inputSym_;   // inputType's symbolic dims (empty: static)
+  std::map<const Value*, frontend::SeqValue> seqs_;  // the placeholders of sequences (makeSequence)
 
   std::map<std::string, Value*>& top() { return scopes_.front().values; }
 };
