@@ -364,12 +364,61 @@ class Importer : public frontend::SequenceHost {
                                           bound->second.type().str()));
         continue;
       }
+      if (vi.type().has_sequence_type()) {
+        MG_RETURN_IF_ERROR(addSequenceInput(vi));
+        continue;
+      }
       MG_ASSIGN_OR_RETURN(TensorType type, inputType(vi));
       auto bytes = checkedByteSize(type);
       if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
       top()[name] = g_->addInput(name, std::move(type));
       top()[name]->setSymDims(inputSym_);
     }
+    return Status::success();
+  }
+
+  // A sequence graph input: one graph input per element (NAME[K]) of the types
+  // ImportOptions::sequenceInputs gives, and the sequence of them.
+  Status addSequenceInput(const onnx::ValueInfoProto& vi) {
+    const std::string& name = vi.name();
+    auto given = opts_.sequenceInputs.find(name);
+    if (given == opts_.sequenceInputs.end())
+      return unsupported("{}: input '{}' is a sequence, and its length and element shapes are not "
+                         "given: Magneto fixes a sequence input's length at compile time, as it "
+                         "fixes shapes (magnetoc check takes them from the test data)",
+                         m_.path, name);
+    const auto& st = vi.type().sequence_type();
+    if (st.has_elem_type() && !st.elem_type().has_tensor_type() &&
+        st.elem_type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      return unsupported("{}: input '{}' is a sequence of non-tensors", m_.path, name);
+    int32_t declared = st.has_elem_type() && st.elem_type().has_tensor_type()
+                           ? st.elem_type().tensor_type().elem_type()
+                           : 0;
+    frontend::SeqValue s;
+    if (declared != 0) {
+      auto dt = frontend::dtypeFromOnnx(declared);
+      if (!dt.ok()) return fail(dt.status().withContext("input '" + name + "': "));
+      s.elem = *dt;
+    }
+    for (size_t k = 0; k < given->second.size(); ++k) {
+      const TensorType& t = given->second[k];
+      if (declared != 0 && t.dtype != s.elem)
+        return badInput("{}: input '{}' is a sequence of {}, but element {} is {}", m_.path, name,
+                        dtypeName(s.elem), k, t.str());
+      if (k == 0 && declared == 0) s.elem = t.dtype;
+      auto bytes = checkedByteSize(t);
+      if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
+      const std::string elem = sequenceElementName(name, k);
+      if (reserved_.count(elem) || g_->findValue(elem))
+        return badInput("{}: input '{}' is a sequence, and the name '{}' of its element {} is "
+                        "taken",
+                        m_.path, name, elem, k);
+      reserved_.insert(elem);
+      s.items.push_back(g_->addInput(elem, t));
+    }
+    info_.notes.push_back(fmt::format("input '{}': a sequence of {} tensor{}, inputs {}[K]", name,
+                                      s.items.size(), s.items.size() == 1 ? "" : "s", name));
+    top()[name] = makeSequence(name + "/sequence", std::move(s));
     return Status::success();
   }
 
@@ -631,10 +680,31 @@ class Importer : public frontend::SequenceHost {
       if (!v)
         return badInput("{}: graph output '{}' is not computed by any node, input or initializer",
                         m_.path, vi.name());
-      if (const frontend::SeqValue* s = sequenceOf(v))
-        return unsupported("{}: graph output '{}' is a sequence (of {} tensor{}): Magneto has no "
-                           "run-time sequences, a package's outputs are tensors",
-                           m_.path, vi.name(), s->items.size(), s->items.size() == 1 ? "" : "s");
+      if (const frontend::SeqValue* s = sequenceOf(v)) {
+        if (!vi.type().has_sequence_type())
+          return unsupported("{}: graph output '{}' is a sequence (of {} tensor{}), but the model "
+                             "declares it a tensor",
+                             m_.path, vi.name(), s->items.size(), s->items.size() == 1 ? "" : "s");
+        // One output per element, NAME[K] (the length is known at compile time).
+        for (size_t k = 0; k < s->items.size(); ++k) {
+          const std::string elem = sequenceElementName(vi.name(), k);
+          if (g_->findValue(elem) && g_->findValue(elem) != s->items[k])
+            return badInput("{}: graph output '{}' is a sequence, and the name '{}' of its element "
+                            "{} is taken",
+                            m_.path, vi.name(), elem, k);
+          Value* e = s->items[k];
+          if (e->name() != elem) {
+            if (e->isConstant()) {
+              e = g_->addConstant(elem, e->constant());
+            } else {
+              Node* id = g_->createNode("Identity", {e}, {e->type()}, {}, elem, nullptr, {elem});
+              e = id->output(0);
+            }
+          }
+          g_->addOutput(e);
+        }
+        continue;
+      }
       // A specialised If, Loop or Scan leaves its outputs bound to values of its body, named
       // after the body: the output gets its ONNX name back (it is the package's port name).
       if (v->name() != vi.name() && !g_->findValue(vi.name())) {
@@ -656,6 +726,10 @@ class Importer : public frontend::SequenceHost {
       g_->addOutput(v);
     }
     if (graph_.output_size() == 0) return badInput("{}: the graph has no outputs", m_.path);
+    if (g_->outputs().empty())
+      return unsupported("{}: every graph output is an empty sequence: the package would have no "
+                         "outputs",
+                         m_.path);
     return Status::success();
   }
 
@@ -675,7 +749,8 @@ class Importer : public frontend::SequenceHost {
 };
 
 bool isValueStop(const std::string& op) {
-  if (op == "Shape" || op == "Size" || op == "Constant") return true;
+  // SequenceLength reads only the length, which is known at compile time (onnx_sequence.cpp).
+  if (op == "Shape" || op == "Size" || op == "Constant" || op == "SequenceLength") return true;
   const OpSchema* s = OpRegistry::instance().find(op);
   return s && s->has(kShapeOnly);
 }
@@ -725,15 +800,15 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   for (const auto* list : {&m.graph().input(), &m.graph().output()})
     for (const auto& vi : *list)
       if (const char* kind = nonTensorKind(vi))
-        return unsupported("{}: {} '{}' is {}: sequence, map and optional values are not "
-                           "supported",
-                           path, list == &m.graph().input() ? "input" : "output", vi.name(), kind);
+        if (!vi.type().has_sequence_type())
+          return unsupported("{}: {} '{}' is {}: map and optional values are not supported", path,
+                             list == &m.graph().input() ? "input" : "output", vi.name(), kind);
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   std::vector<OnnxModelInput> ins;
   for (const auto& vi : m.graph().input()) {
     if (inits.count(vi.name())) continue;
-    OnnxModelInput in{vi.name(), false};
+    OnnxModelInput in{vi.name(), false, vi.type().has_sequence_type()};
     if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
       in.staticShape = true;
       for (const auto& d : vi.type().tensor_type().shape().dim())
@@ -742,6 +817,14 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
     ins.push_back(in);
   }
   return ins;
+}
+
+Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path) {
+  onnx::ModelProto m;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  std::vector<bool> seq;
+  for (const auto& vi : m.graph().output()) seq.push_back(vi.type().has_sequence_type());
+  return seq;
 }
 
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path) {
@@ -779,6 +862,8 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
         if (n.op_type() == "Loop" && i >= 1) {
           operand = i;
           carried = i - 1;
+        } else if (n.op_type() == "SequenceMap") {
+          operand = i;
         } else if (n.op_type() == "Scan") {
           operand = base + i;
           if (i < states) carried = i;

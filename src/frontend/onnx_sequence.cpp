@@ -23,6 +23,8 @@
 //   SequenceAt(s, pos)                -> the element value s[pos]          (no node)
 //   SequenceLength(s)                 -> an i64 scalar constant
 //   Identity(s)                       -> s
+//   SequenceMap(s, t...) {body}       -> the body imported once per element (as an unrolled
+//                                        Loop), the outputs the sequences of its results
 //
 // A Loop whose carried values are sequences (the exporter's loop above: SequenceEmpty carried,
 // SequenceInsert in the body) unrolls as any other: each iteration's body sees the previous
@@ -81,6 +83,7 @@ class SeqImport {
 
   Expected<std::vector<Value*>> run() {
     const std::string& op = np_.op_type();
+    if (op == "SequenceMap") return sequenceMap();
     if (np_.output_size() != 1)
       return badInput("{}: {} has one result, the node names {}", desc_, op, np_.output_size());
     Expected<Value*> r = Status::success();
@@ -221,6 +224,66 @@ class SeqImport {
     return result(std::move(s));
   }
 
+  // SequenceMap(s, extra...) {body}: the body imported once per element (like an unrolled Loop,
+  // onnx_control_flow.cpp): sequence operands give it their element k, tensor operands
+  // themselves; output j is the sequence of the body's output j over the elements.
+  Expected<std::vector<Value*>> sequenceMap() {
+    if (in_.empty() || !in_[0]) return badInput("{}: SequenceMap takes a sequence", desc_);
+    const onnx::GraphProto* body = nullptr;
+    for (const auto& a : np_.attribute())
+      if (a.name() == "body" && a.has_g()) body = &a.g();
+    if (!body) return badInput("{}: missing subgraph attribute 'body'", desc_);
+    if (body->input_size() != static_cast<int>(in_.size()) ||
+        body->output_size() != np_.output_size())
+      return badInput("{}: the body has {} inputs and {} outputs, the node {} operands and {} "
+                      "results",
+                      desc_, body->input_size(), body->output_size(), in_.size(),
+                      np_.output_size());
+    MG_ASSIGN_OR_RETURN(const SeqValue* first, seqOperand(0));
+    const size_t n = first->items.size();
+    for (size_t i = 0; i < in_.size(); ++i) {
+      if (!in_[i]) return badInput("{}: operand {} is empty", desc_, i);
+      const SeqValue* s = h_.sequenceOf(in_[i]);
+      if (s && s->items.size() != n)
+        return badInput("{}: the sequences have different lengths ({} and {})", desc_, n,
+                        s->items.size());
+    }
+    std::vector<SeqValue> outs(static_cast<size_t>(np_.output_size()));
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<Value*> ins;
+      for (Value* v : in_) {
+        const SeqValue* s = h_.sequenceOf(v);
+        ins.push_back(s ? s->items[k] : v);
+      }
+      auto r = h_.importBody(*body, ins, fmt::format("{}/{}/", name_, k));
+      if (!r.ok()) return r.status().withContext(fmt::format("{}, element {}: ", desc_, k));
+      for (size_t j = 0; j < outs.size(); ++j) {
+        Value* o = (*r)[j];
+        if (h_.sequenceOf(o))
+          return unsupported("{}: the body's output {} is a sequence (sequences of sequences are "
+                             "not supported)",
+                             desc_, j);
+        if (k == 0) outs[j].elem = o->dtype();
+        outs[j].items.push_back(o);
+      }
+    }
+    for (size_t j = 0; j < outs.size() && n == 0; ++j) {
+      const auto& t = body->output(static_cast<int>(j)).type();
+      if (t.has_tensor_type() && t.tensor_type().elem_type() != 0) {
+        auto dt = dtypeFromOnnx(t.tensor_type().elem_type());
+        if (dt.ok()) outs[j].elem = *dt;
+      }
+    }
+    h_.note(fmt::format("{}: body imported for each of {} element{}", desc_, n, n == 1 ? "" : "s"));
+    std::vector<Value*> results;
+    for (size_t j = 0; j < outs.size(); ++j)
+      results.push_back(np_.output(static_cast<int>(j)).empty()
+                            ? nullptr
+                            : h_.makeSequence(h_.resultName(np_.output(static_cast<int>(j))),
+                                              std::move(outs[j])));
+    return results;
+  }
+
   Expected<Value*> concatFromSequence() {
     MG_RETURN_IF_ERROR(arity(1, 1));
     MG_ASSIGN_OR_RETURN(const SeqValue* s, seqOperand(0));
@@ -327,7 +390,7 @@ class SeqImport {
 bool isSequenceOp(const std::string& op) {
   return op == "SplitToSequence" || op == "ConcatFromSequence" || op == "SequenceConstruct" ||
          op == "SequenceEmpty" || op == "SequenceInsert" || op == "SequenceErase" ||
-         op == "SequenceAt" || op == "SequenceLength";
+         op == "SequenceAt" || op == "SequenceLength" || op == "SequenceMap";
 }
 
 Expected<std::vector<Value*>> importSequenceOp(SequenceHost& host, const onnx::NodeProto& np,

@@ -37,7 +37,7 @@ class SequenceHost : public BodyImporter {
 };
 
 // SplitToSequence, ConcatFromSequence, SequenceConstruct, SequenceEmpty, SequenceInsert,
-// SequenceErase, SequenceAt, SequenceLength.
+// SequenceErase, SequenceAt, SequenceLength, SequenceMap.
 bool isSequenceOp(const std::string& opType);
 
 // Imports sequence node `np` (IR name `name`, `desc` in errors, operands `inputs`, null where

@@ -336,9 +336,16 @@ print('NAME.py: 4 sets ok')"
       "! '$magnetoc' compile '$dir/seq_reader/model.onnx' -o '$dir/pkg' -q"
     expect_in "$dir/out" "node 'relu_of_seq' \(Relu\): operand 0 is a sequence \(of 3 tensors\)" \
       "a Relu of a sequence names the node"
-    run "a sequence graph output is refused" -- sh -c \
-      "! '$magnetoc' compile '$dir/seq_output/model.onnx' -o '$dir/pkg' -q"
-    expect_in "$dir/out" "graph output 'rows' is a sequence \(of 3 tensors\)" "a sequence output is named"
+    # Sequence graph inputs and outputs: a length fixed at compile time, from the SequenceProto data.
+    run "seq_output: check on cpu" -- "$magnetoc" check "$dir/seq_output/model.onnx" \
+      --data "$dir/seq_output/test_data_set_0" -q
+    expect_in "$dir/out" "PASS: 3 output\(s\)" "a sequence output of 3 tensors is 3 outputs"
+    run "seq_input: check on cpu" -- "$magnetoc" check "$dir/seq_input/model.onnx" \
+      --data "$dir/seq_input/test_data_set_0" -q
+    run "a sequence input without its length is refused" -- sh -c \
+      "! '$magnetoc' compile '$dir/seq_input/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "input 'xs' is a sequence, and its length and element shapes are not given" \
+      "compile names the sequence input"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -18,7 +18,9 @@ each with its reference outputs computed with numpy, for the sequence resolution
 and models that must be refused with a message naming the node:
     bad_at             SequenceAt with the constant position 5 of a sequence of 3 tensors
     seq_reader         a Relu reading a sequence (no run-time sequences)
-    seq_output         a sequence graph output
+and sequence graph inputs and outputs, whose length check takes from the SequenceProto data:
+    seq_output         a sequence graph output (the package has one output per element)
+    seq_input          a sequence graph input (one input per element) through SequenceMap
 
 usage: sequence_model.py OUT_DIR   (writes OUT_DIR/NAME/model.onnx and OUT_DIR/NAME/test_data_set_0/)
 """
@@ -202,18 +204,36 @@ def refused(out, rng):
         helper.make_node("Relu", ["rows"], ["y"], name="relu_of_seq"),
     ]
     save(out, "seq_reader", nodes, [vi("x", [3, 2])], [vi("y", [3, 2])], [("x", x)], [("y", x)])
-    nodes = [helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0)]
-    g = helper.make_graph(nodes, "seq_output", [vi("x", [3, 2])], [seq_vi("rows")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    os.makedirs(os.path.join(out, "seq_output"), exist_ok=True)
-    onnx.save(m, os.path.join(out, "seq_output", "model.onnx"))
+
+
+def seq_io(out, rng):
+    """Sequence graph inputs and outputs: their length is fixed at compile time (check takes it
+    from the SequenceProto test data); the package has one input or output per element."""
+    x = rng.standard_normal((3, 2)).astype(np.float32)
+    nodes = [helper.make_node("Tanh", ["x"], ["t"]),
+             helper.make_node("SplitToSequence", ["t"], ["rows"], axis=0)]
+    save(out, "seq_output", nodes, [vi("x", [3, 2])], [seq_vi("rows")], [("x", x)], [])
+    write_seq(out, "seq_output", "output_0.pb", "rows", list(np.tanh(x)[:, None, :]))
+    xs = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(3)]
+    body = helper.make_graph([helper.make_node("Mul", ["e", "e"], ["sq"])], "body",
+                             [vi("e", [2, 3])], [vi("sq", [2, 3])])
+    nodes = [helper.make_node("SequenceMap", ["xs"], ["squares"], body=body, name="square_each"),
+             helper.make_node("ConcatFromSequence", ["squares"], ["y"], axis=0)]
+    save(out, "seq_input", nodes, [seq_vi("xs")], [vi("y", [6, 3])], [],
+         [("y", np.concatenate([e * e for e in xs], 0))], opset=17)
+    write_seq(out, "seq_input", "input_0.pb", "xs", xs)
+
+
+def write_seq(out, name, file, seq_name, arrays):
+    with open(os.path.join(out, name, "test_data_set_0", file), "wb") as f:
+        f.write(numpy_helper.from_list(arrays, seq_name).SerializeToString())
 
 
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(40)
-    for f in (repeat_interleave, unbind_stack, chunk_erase, construct_insert, if_seq, refused):
+    for f in (repeat_interleave, unbind_stack, chunk_erase, construct_insert, if_seq, refused,
+              seq_io):
         f(out, rng)
 
 
