@@ -492,6 +492,12 @@ class Importer : public frontend::SequenceHost {
       return Status::success();
     }
     if (frontend::isControlFlowOp(np.op_type())) {
+      // Their control operands (If's condition, Loop's trip count and condition) are tensors;
+      // carried values may be sequences.
+      const size_t control = np.op_type() == "If" ? 1 : np.op_type() == "Loop" ? 2 : 0;
+      for (size_t i = 0; i < control && i < inputs.size(); ++i)
+        if (sequenceOf(inputs[i]))
+          return unsupported("{}: operand {} is a sequence, where a tensor is expected", desc, i);
       MG_ASSIGN_OR_RETURN(std::vector<Value*> results,
                           frontend::specialiseControlFlow(*this, np, name, desc, inputs));
       for (int i = 0; i < np.output_size(); ++i)

@@ -75,6 +75,10 @@ bool seqHasAttr(const onnx::NodeProto& np, const std::string& attr) {
 
 bool seqKnown(const Value* v) { return v && v->isConstant() && v->constant().hasData(); }
 
+// The most tensors one sequence op makes (a SplitToSequence of a huge extent would otherwise
+// build millions of parts).
+constexpr int64_t kMaxSequenceParts = 65536;
+
 class SeqImport {
  public:
   SeqImport(SequenceHost& h, const onnx::NodeProto& np, const std::string& name,
@@ -172,9 +176,14 @@ class SeqImport {
                          desc_, axis, x->name(), x->dimExpr(static_cast<int>(axis)).str());
     const int64_t n = x->dims()[axis];
     std::vector<int64_t> sizes;
+    auto tooMany = [&](int64_t parts) {
+      return unsupported("{}: {} parts, more than the {} Magneto splits a sequence into", desc_,
+                         parts, kMaxSequenceParts);
+    };
     bool squeeze = false;
     Value* split = in_.size() > 1 ? in_[1] : nullptr;
     if (!split) {
+      if (n > kMaxSequenceParts) return tooMany(n);
       sizes.assign(static_cast<size_t>(n), 1);
       squeeze = seqIntAttr(np_, "keepdims", 1) == 0;
     } else {
@@ -184,16 +193,23 @@ class SeqImport {
                            "model's data), so the sequence's length is not known at compile time",
                            desc_, split->name());
       const Tensor& t = split->constant();
+      if (split->dtype() != DType::kI64 && split->dtype() != DType::kI32)
+        return badInput("{}: split must be int32 or int64, got {}", desc_, split->type().str());
       if (split->rank() == 0) {
         const int64_t c = t.intAt(0);
         if (c <= 0) return badInput("{}: the chunk size split = {} must be positive", desc_, c);
+        if ((n + c - 1) / c > kMaxSequenceParts) return tooMany((n + c - 1) / c);
         for (int64_t at = 0; at < n; at += c) sizes.push_back(std::min(c, n - at));
       } else if (split->rank() == 1) {
+        if (t.numel() > kMaxSequenceParts) return tooMany(t.numel());
         int64_t sum = 0;
         for (int64_t i = 0; i < t.numel(); ++i) {
           const int64_t c = t.intAt(i);
           if (c < 0) return badInput("{}: split[{}] = {} is negative", desc_, i, c);
           sizes.push_back(c);
+          if (c > n - sum)
+            return badInput("{}: the splits add up to more than axis {} of '{}' has ({})", desc_,
+                            axis, x->name(), n);
           sum += c;
         }
         if (sum != n)
