@@ -197,6 +197,18 @@ def onnx_export(model, xs, names, path, opset, output_names=("output",), dynamic
     torch.onnx.export(model, tuple(xs), path, **kw)
 
 
+def fix_dims(path, xs, ys):
+    """Gives the graph inputs and outputs of the model at `path` the static shapes of xs and ys
+    (an export with dynamic_axes leaves dim_params there)."""
+    m = onnx.load(path)
+    for vis, ts in ((m.graph.input, xs), (m.graph.output, ys)):
+        for vi, t in zip(vis, ts):
+            for d, n in zip(vi.type.tensor_type.shape.dim, t.shape):
+                d.Clear()
+                d.dim_value = int(n)
+    onnx.save(m, path)
+
+
 def save_tensor(arr, name, path):
     t = numpy_helper.from_array(np.ascontiguousarray(arr), name)
     with open(path, "wb") as f:
@@ -251,7 +263,13 @@ def export_one(name, out_dir, small, args, keep=None):
     t1 = time.time()
     tmp = model_path + ".tmp"
     exported = model.export_module() if hasattr(model, "export_module") else model
-    onnx_export(exported, xs, [s.name for s in specs], tmp, opset, out_names)
+    # A model may ask for symbolic axes in the export (llama_layer: torch writes the exporter's
+    # dynamic-shape forms, repeat_interleave as SplitToSequence/Loop/ConcatFromSequence); its
+    # graph inputs and outputs then get the export's sizes back, so the zoo checks it at one shape.
+    dyn = getattr(model, "export_dynamic_axes", None)
+    onnx_export(exported, xs, [s.name for s in specs], tmp, opset, out_names, dynamic_axes=dyn)
+    if dyn:
+        fix_dims(tmp, xs, ys)
     m = onnx.load(tmp)
     onnx.checker.check_model(m)
     in_names = [i.name for i in m.graph.input]

@@ -517,6 +517,80 @@ class GRUGreedyDecoderEarlyExit(GRUGreedyDecoder):
         return torch.stack(logits), torch.stack(tokens), h
 
 
+class LlamaLayer(nn.Module):
+    """One Llama-style decoder layer (pre-norm): RMSNorm, rotary position embeddings (rotate-half,
+    precomputed cos/sin buffers), grouped-query attention with causal mask whose K/V heads are
+    repeated with `repeat_interleave` (torch 1.13 exports that as SplitToSequence -> Loop ->
+    ConcatFromSequence: issue #40), SwiGLU MLP, residual adds. Written in plain torch ops (no
+    opset-23 RMSNormalization / RotaryEmbedding) so the TorchScript exporter takes it."""
+
+    def __init__(self, hidden=4096, heads=32, kv_heads=8, ffn=11008, max_seq=2048, eps=1e-6):
+        super().__init__()
+        self.heads, self.kv_heads, self.eps = heads, kv_heads, eps
+        self.d = hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.d, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.d, bias=False)
+        self.o_proj = nn.Linear(heads * self.d, hidden, bias=False)
+        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+        self.up_proj = nn.Linear(hidden, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+        # RMSNorm weights: random around 1 so that they matter in the check.
+        self.attn_norm = nn.Parameter(1 + 0.1 * torch.randn(hidden))
+        self.mlp_norm = nn.Parameter(1 + 0.1 * torch.randn(hidden))
+        inv = 1.0 / (10000 ** (torch.arange(0, self.d, 2).float() / self.d))
+        freqs = torch.outer(torch.arange(max_seq).float(), inv)
+        emb = torch.cat([freqs, freqs], dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+        # Causal mask as a buffer (aten::triu exports only from opset 14).
+        self.register_buffer("mask", torch.triu(torch.full((max_seq, max_seq), float("-inf")), 1))
+
+    # Exported with symbolic batch and sequence axes, as Llama exports are: that is what makes torch
+    # 1.13 write repeat_interleave of the K/V heads as SplitToSequence -> Loop -> ConcatFromSequence
+    # (models/export.py gives the graph's inputs and outputs their static sizes back).
+    export_dynamic_axes = {"input": {0: "batch", 1: "seq"}}
+
+    def check_export(self, m, xs, ys):
+        ops = {n.op_type for n in m.graph.node}
+        missing = {"SplitToSequence", "Loop", "ConcatFromSequence"} - ops
+        if missing:
+            raise RuntimeError(f"llama_layer: the export has no {sorted(missing)}: the sequence "
+                               "form of repeat_interleave this model is in the zoo for is gone")
+
+    def rms(self, x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * w
+
+    @staticmethod
+    def rotate_half(x):
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat([-x2, x1], dim=-1)
+
+    def forward(self, x):  # [B, T, C]
+        b, t, c = x.shape
+        h = self.rms(x, self.attn_norm)
+        q = self.q_proj(h).view(b, t, self.heads, self.d)
+        k = self.k_proj(h).view(b, t, self.kv_heads, self.d)
+        v = self.v_proj(h).view(b, t, self.kv_heads, self.d)
+        cos, sin = self.cos[:t].unsqueeze(1), self.sin[:t].unsqueeze(1)  # [T, 1, D]
+        q = (q * cos + self.rotate_half(q) * sin).transpose(1, 2)  # [B, H, T, D]
+        k = k * cos + self.rotate_half(k) * sin  # [B, T, KV, D]
+        # GQA: each K/V head serves `rep` query heads. The heads are repeated on the LAST axis:
+        # torch 1.13's dynamic-shape export of repeat_interleave (SplitToSequence -> Loop ->
+        # ConcatFromSequence, used for k, whose head count the exporter lost after the rotary
+        # Add) ends each iteration with a Reshape whose 0s copy the wrong dims when a dynamic dim
+        # follows the repeated one (onnxruntime then fails on the attention MatMul).
+        rep = self.heads // self.kv_heads
+        k = k.transpose(2, 3).repeat_interleave(rep, dim=3).permute(0, 3, 1, 2)  # [B, H, T, D]
+        v = v.transpose(2, 3).repeat_interleave(rep, dim=3).permute(0, 3, 1, 2)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
+        probs = torch.softmax(scores + self.mask[:t, :t], dim=-1)
+        ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, t, self.heads * self.d)
+        x = x + self.o_proj(ctx)
+        h = self.rms(x, self.mlp_norm)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
 # name -> ((full constructor, small constructor), full inputs, small inputs, description)
 MODELS = {
     "nasnet_a_mobile": (
@@ -571,4 +645,10 @@ MODELS = {
         [Input("h0", (4, 256))], [Input("h0", (2, 32))],
         "greedy decoding with a GRU decoder as one ONNX Loop (models/zoo_models.py): constant trip "
         "count, GRU step, Linear, ArgMax, embedding Gather; tokens and logits scan outputs"),
+    "llama_layer": (
+        (lambda: LlamaLayer(512, 8, 2, 1376, 256), lambda: LlamaLayer(64, 4, 2, 160, 32)),
+        (1, 128, 512), (1, 16, 64),
+        "Llama-style decoder layer (models/zoo_models.py): RMSNorm, rotary embeddings, grouped-query "
+        "attention (K/V heads by repeat_interleave: SplitToSequence/Loop/ConcatFromSequence), "
+        "causal mask, SwiGLU MLP"),
 }

@@ -53,9 +53,11 @@ struct DataSet {
   std::string key;                       // bindings + shapes: data sets with equal keys share a build
   std::map<std::string, Tensor> bindings;
   std::map<std::string, Dims> shapes;
+  std::map<std::string, std::vector<TensorType>> sequences;  // sequence inputs' element types
 };
 
 Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxModelInput>& declared,
+                              const std::vector<bool>& sequenceOutputs,
                               const std::set<std::string>& shapeInputs,
                               const CompileOptions& base, const Reporter& rep) {
   std::error_code ec;
@@ -69,6 +71,21 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
   if (outs.empty()) return badInput("--data {}: no output_K.pb files to compare with", dir);
   for (const DataFile& f : ins) {
     std::string pbName;
+    // A sequence input (SequenceProto): one package input per element, NAME[K]; its length and
+    // element types are compiled in (ImportOptions::sequenceInputs).
+    if (f.index >= 0 && f.index < static_cast<int>(declared.size()) && declared[f.index].sequence) {
+      MG_ASSIGN_OR_RETURN(std::vector<Tensor> elems, readSequenceProtoFile(f.path, &pbName));
+      const std::string& name = declared[f.index].name;
+      std::vector<TensorType>& types = ds.sequences[name];
+      ds.key += fmt::format("sequence {}:", name);
+      for (size_t k = 0; k < elems.size(); ++k) {
+        types.push_back(elems[k].type());
+        ds.key += " " + elems[k].type().str();
+        ds.inputs[sequenceElementName(name, k)] = elems[k];
+      }
+      ds.key += ";";
+      continue;
+    }
     MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path, &pbName));
     std::string name;
     for (const OnnxModelInput& d : declared)
@@ -81,11 +98,18 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
     }
     ds.inputs[name] = t;
   }
-  for (const DataFile& f : outs) {
-    MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path));
-    if (f.index != static_cast<int>(ds.outputs.size()))
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const DataFile& f = outs[i];
+    if (f.index != static_cast<int>(i))
       return badInput("--data {}: output files are not numbered 0..N-1 (missing output_{}.pb)", dir,
-                      ds.outputs.size());
+                      i);
+    // A sequence output: the package's outputs NAME[0], NAME[1], ... in its place.
+    if (i < sequenceOutputs.size() && sequenceOutputs[i]) {
+      MG_ASSIGN_OR_RETURN(std::vector<Tensor> elems, readSequenceProtoFile(f.path));
+      for (Tensor& t : elems) ds.outputs.push_back(std::move(t));
+      continue;
+    }
+    MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path));
     ds.outputs.push_back(t);
   }
   for (const OnnxModelInput& d : declared) {
@@ -363,10 +387,12 @@ Expected<bool> checkModel(const CheckOptions& o) {
                       shapeDeterminingInputs(o.compile.model, o.compile.target != "cpu",
                                              gpuDataExtentOps()));
   std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
+  MG_ASSIGN_OR_RETURN(std::vector<bool> sequenceOutputs, onnxModelSequenceOutputs(o.compile.model));
 
   std::vector<DataSet> sets;
   for (const std::string& d : o.dataDirs) {
-    MG_ASSIGN_OR_RETURN(DataSet ds, loadDataSet(d, declared, shapeInputs, o.compile, rep));
+    MG_ASSIGN_OR_RETURN(DataSet ds,
+                        loadDataSet(d, declared, sequenceOutputs, shapeInputs, o.compile, rep));
     sets.push_back(std::move(ds));
   }
 
@@ -398,6 +424,7 @@ Expected<bool> checkModel(const CheckOptions& o) {
       co.build = false;
       co.bindings = ds.bindings;
       for (const auto& [name, dims] : ds.shapes) co.shapes[name] = dims;
+      co.sequenceInputs = ds.sequences;
       auto r = compileModel(co);
       if (!r.ok()) {
         error = r.status();

@@ -52,8 +52,9 @@
 // not have); a Loop with neither a trip count nor a condition (it never ends); more than
 // kMaxUnrolledIterations iterations of one node, or more than kMaxUnrolledNodes body nodes
 // imported in all; bodies with the wrong number of inputs or outputs; Scan-8 with sequence
-// lengths shorter than the scan axis. Sequence-typed values are refused where they appear (the
-// ops that make them are not in the IR; a body input declared as a sequence is named).
+// lengths shorter than the scan axis. Sequence-typed values (carried values, branch outputs) pass
+// through as the importer's placeholders of compile-time sequences (onnx_sequence.cpp); a scan
+// output that is a sequence is refused by the op that would stack it.
 #include "onnx_control_flow.h"
 
 #include <algorithm>

@@ -30,6 +30,7 @@
 #include "onnx_control_flow.h"
 #include "onnx_loader.h"
 #include "onnx_normalize.h"
+#include "onnx_sequence.h"
 #include "proto_file.h"
 #include "tensor_proto.h"
 
@@ -58,7 +59,7 @@ void collectNames(const onnx::GraphProto& g, std::set<std::string>& names) {
   }
 }
 
-class Importer : public frontend::BodyImporter {
+class Importer : public frontend::SequenceHost {
  public:
   Importer(LoadedModel& m, const ImportOptions& opts, ImportInfo& info)
       : m_(m), graph_(m.model.graph()), opts_(opts), info_(info), g_(std::make_unique<Graph>()) {
@@ -122,16 +123,42 @@ class Importer : public frontend::BodyImporter {
 
   Expected<Value*> addOp(const std::string& kind, const std::vector<Value*>& inputs,
                          AttrMap attrs, const std::string& name) override {
-    std::vector<TensorType> types(1);
-    Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr,
-                             {freshName(name)});
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, addOpN(kind, inputs, std::move(attrs), name, 1));
+    return results[0];
+  }
+
+  // --- frontend::SequenceHost (onnx_sequence.cpp) ---
+
+  Expected<std::vector<Value*>> addOpN(const std::string& kind, const std::vector<Value*>& inputs,
+                                       AttrMap attrs, const std::string& name,
+                                       int nresults) override {
+    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, fmt::format("node '{}' ({})", name, kind)));
+    std::vector<TensorType> types(static_cast<size_t>(nresults));
+    std::vector<std::string> names;
+    for (int i = 0; i < nresults; ++i)
+      names.push_back(freshName(nresults == 1 ? name : name + "_" + std::to_string(i)));
+    Node* n = g_->createNode(kind, inputs, types, std::move(attrs), name, nullptr, names);
     std::vector<DataDim> dataDims;
     MG_RETURN_IF_ERROR(inferNode(*n, &dataDims));
     MG_RETURN_IF_ERROR(declareDataSymbols(*g_, n, dataDims));
     MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
-    MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
-    return results[0];
+    return foldIfConstant(n);
   }
+
+  const frontend::SeqValue* sequenceOf(const Value* v) const override {
+    auto it = seqs_.find(v);
+    return it == seqs_.end() ? nullptr : &it->second;
+  }
+
+  // A sequence stands as an unused i64 constant (dropped with the dead values at the end); no IR
+  // node ever reads one (refuseSequenceOperands).
+  Value* makeSequence(const std::string& base, frontend::SeqValue s) override {
+    Value* v = g_->addConstant(freshName(base), Tensor::fromVector<int64_t>(DType::kI64, {}, {0}));
+    seqs_[v] = std::move(s);
+    return v;
+  }
+
+  std::string resultName(const std::string& name) override { return irName(name); }
 
   Value* addConstant(const std::string& base, Tensor t) override {
     return g_->addConstant(freshName(base), std::move(t));
@@ -149,6 +176,20 @@ class Importer : public frontend::BodyImporter {
 
   Status fail(const Status& s) const { return s.withContext(m_.path + ": "); }
 
+  // A sequence read by an op other than the sequence ops, If, Loop and Scan: refused, naming the
+  // node (a sequence whose tensors are known is resolved on import, onnx_sequence.cpp; there are
+  // no run-time sequences).
+  Status refuseSequenceOperands(const std::vector<Value*>& inputs, const std::string& desc) const {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (const frontend::SeqValue* s = sequenceOf(inputs[i]))
+        return unsupported("{}: operand {} is a sequence (of {} tensor{}); Magneto resolves "
+                           "sequences at compile time into their tensors (SequenceAt, "
+                           "ConcatFromSequence, ...) and has no run-time sequences, so no other op "
+                           "may read one",
+                           desc, i, s->items.size(), s->items.size() == 1 ? "" : "s");
+    return Status::success();
+  }
+
   Value* lookup(const std::string& name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto v = it->values.find(name);
@@ -163,11 +204,21 @@ class Importer : public frontend::BodyImporter {
     return prefix.empty() ? name : freshName(prefix + name);
   }
 
-  // A body input receives the value bound to it: a declared element type must match, and
-  // sequence, map and optional inputs are refused.
+  // A body input receives the value bound to it: a declared element type must match, a sequence
+  // input must receive a sequence (and a tensor input a tensor); map and optional inputs are
+  // refused.
   Status checkBodyInput(const onnx::ValueInfoProto& vi, const Value* v) {
+    const bool isSeq = sequenceOf(v) != nullptr;
     if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return Status::success();
+    if (vi.type().has_sequence_type()) {
+      if (!isSeq)
+        return badInput("input '{}' is declared a sequence but receives the tensor {}", vi.name(),
+                        v->type().str());
+      return Status::success();
+    }
+    if (isSeq && vi.type().has_tensor_type())
+      return badInput("input '{}' is declared a tensor but receives a sequence", vi.name());
     if (!vi.type().has_tensor_type())
       return unsupported("input '{}' is not a tensor (sequence, map and optional values are not "
                          "supported)",
@@ -313,12 +364,61 @@ class Importer : public frontend::BodyImporter {
                                           bound->second.type().str()));
         continue;
       }
+      if (vi.type().has_sequence_type()) {
+        MG_RETURN_IF_ERROR(addSequenceInput(vi));
+        continue;
+      }
       MG_ASSIGN_OR_RETURN(TensorType type, inputType(vi));
       auto bytes = checkedByteSize(type);
       if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
       top()[name] = g_->addInput(name, std::move(type));
       top()[name]->setSymDims(inputSym_);
     }
+    return Status::success();
+  }
+
+  // A sequence graph input: one graph input per element (NAME[K]) of the types
+  // ImportOptions::sequenceInputs gives, and the sequence of them.
+  Status addSequenceInput(const onnx::ValueInfoProto& vi) {
+    const std::string& name = vi.name();
+    auto given = opts_.sequenceInputs.find(name);
+    if (given == opts_.sequenceInputs.end())
+      return unsupported("{}: input '{}' is a sequence, and its length and element shapes are not "
+                         "given: Magneto fixes a sequence input's length at compile time, as it "
+                         "fixes shapes (magnetoc check takes them from the test data)",
+                         m_.path, name);
+    const auto& st = vi.type().sequence_type();
+    if (st.has_elem_type() && !st.elem_type().has_tensor_type() &&
+        st.elem_type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      return unsupported("{}: input '{}' is a sequence of non-tensors", m_.path, name);
+    int32_t declared = st.has_elem_type() && st.elem_type().has_tensor_type()
+                           ? st.elem_type().tensor_type().elem_type()
+                           : 0;
+    frontend::SeqValue s;
+    if (declared != 0) {
+      auto dt = frontend::dtypeFromOnnx(declared);
+      if (!dt.ok()) return fail(dt.status().withContext("input '" + name + "': "));
+      s.elem = *dt;
+    }
+    for (size_t k = 0; k < given->second.size(); ++k) {
+      const TensorType& t = given->second[k];
+      if (declared != 0 && t.dtype != s.elem)
+        return badInput("{}: input '{}' is a sequence of {}, but element {} is {}", m_.path, name,
+                        dtypeName(s.elem), k, t.str());
+      if (k == 0 && declared == 0) s.elem = t.dtype;
+      auto bytes = checkedByteSize(t);
+      if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
+      const std::string elem = sequenceElementName(name, k);
+      if (reserved_.count(elem) || g_->findValue(elem))
+        return badInput("{}: input '{}' is a sequence, and the name '{}' of its element {} is "
+                        "taken",
+                        m_.path, name, elem, k);
+      reserved_.insert(elem);
+      s.items.push_back(g_->addInput(elem, t));
+    }
+    info_.notes.push_back(fmt::format("input '{}': a sequence of {} tensor{}, inputs {}[K]", name,
+                                      s.items.size(), s.items.size() == 1 ? "" : "s", name));
+    top()[name] = makeSequence(name + "/sequence", std::move(s));
     return Status::success();
   }
 
@@ -378,13 +478,33 @@ class Importer : public frontend::BodyImporter {
         return badInput("{} reads undefined tensor '{}'", desc, in);
       inputs.push_back(v);
     }
+    if (frontend::isSequenceOp(np.op_type()) ||
+        (np.op_type() == "Identity" && inputs.size() == 1 && sequenceOf(inputs[0]))) {
+      std::vector<Value*> results;
+      if (np.op_type() == "Identity") {
+        results = inputs;
+      } else {
+        MG_ASSIGN_OR_RETURN(results,
+                            frontend::importSequenceOp(*this, np, name, desc, inputs));
+      }
+      for (int i = 0; i < np.output_size() && i < static_cast<int>(results.size()); ++i)
+        if (!np.output(i).empty()) bind(np.output(i), results[i]);
+      return Status::success();
+    }
     if (frontend::isControlFlowOp(np.op_type())) {
+      // Their control operands (If's condition, Loop's trip count and condition) are tensors;
+      // carried values may be sequences.
+      const size_t control = np.op_type() == "If" ? 1 : np.op_type() == "Loop" ? 2 : 0;
+      for (size_t i = 0; i < control && i < inputs.size(); ++i)
+        if (sequenceOf(inputs[i]))
+          return unsupported("{}: operand {} is a sequence, where a tensor is expected", desc, i);
       MG_ASSIGN_OR_RETURN(std::vector<Value*> results,
                           frontend::specialiseControlFlow(*this, np, name, desc, inputs));
       for (int i = 0; i < np.output_size(); ++i)
         if (!np.output(i).empty()) bind(np.output(i), results[i]);
       return Status::success();
     }
+    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, desc));
     frontend::NodeDraft d;
     d.kind = np.op_type();
     d.name = name;
@@ -566,6 +686,31 @@ class Importer : public frontend::BodyImporter {
       if (!v)
         return badInput("{}: graph output '{}' is not computed by any node, input or initializer",
                         m_.path, vi.name());
+      if (const frontend::SeqValue* s = sequenceOf(v)) {
+        if (!vi.type().has_sequence_type())
+          return unsupported("{}: graph output '{}' is a sequence (of {} tensor{}), but the model "
+                             "declares it a tensor",
+                             m_.path, vi.name(), s->items.size(), s->items.size() == 1 ? "" : "s");
+        // One output per element, NAME[K] (the length is known at compile time).
+        for (size_t k = 0; k < s->items.size(); ++k) {
+          const std::string elem = sequenceElementName(vi.name(), k);
+          if (g_->findValue(elem) && g_->findValue(elem) != s->items[k])
+            return badInput("{}: graph output '{}' is a sequence, and the name '{}' of its element "
+                            "{} is taken",
+                            m_.path, vi.name(), elem, k);
+          Value* e = s->items[k];
+          if (e->name() != elem) {
+            if (e->isConstant()) {
+              e = g_->addConstant(elem, e->constant());
+            } else {
+              Node* id = g_->createNode("Identity", {e}, {e->type()}, {}, elem, nullptr, {elem});
+              e = id->output(0);
+            }
+          }
+          g_->addOutput(e);
+        }
+        continue;
+      }
       // A specialised If, Loop or Scan leaves its outputs bound to values of its body, named
       // after the body: the output gets its ONNX name back (it is the package's port name).
       if (v->name() != vi.name() && !g_->findValue(vi.name())) {
@@ -587,6 +732,10 @@ class Importer : public frontend::BodyImporter {
       g_->addOutput(v);
     }
     if (graph_.output_size() == 0) return badInput("{}: the graph has no outputs", m_.path);
+    if (g_->outputs().empty())
+      return unsupported("{}: every graph output is an empty sequence: the package would have no "
+                         "outputs",
+                         m_.path);
     return Status::success();
   }
 
@@ -600,12 +749,14 @@ class Importer : public frontend::BodyImporter {
   std::set<std::string> reserved_;  // every tensor name the model uses, subgraphs included
   int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)
   std::vector<DimExpr> inputSym_;   // inputType's symbolic dims (empty: static)
+  std::map<const Value*, frontend::SeqValue> seqs_;  // the placeholders of sequences (makeSequence)
 
   std::map<std::string, Value*>& top() { return scopes_.front().values; }
 };
 
 bool isValueStop(const std::string& op) {
-  if (op == "Shape" || op == "Size" || op == "Constant") return true;
+  // SequenceLength reads only the length, which is known at compile time (onnx_sequence.cpp).
+  if (op == "Shape" || op == "Size" || op == "Constant" || op == "SequenceLength") return true;
   const OpSchema* s = OpRegistry::instance().find(op);
   return s && s->has(kShapeOnly);
 }
@@ -655,15 +806,15 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   for (const auto* list : {&m.graph().input(), &m.graph().output()})
     for (const auto& vi : *list)
       if (const char* kind = nonTensorKind(vi))
-        return unsupported("{}: {} '{}' is {}: sequence, map and optional values are not "
-                           "supported",
-                           path, list == &m.graph().input() ? "input" : "output", vi.name(), kind);
+        if (!vi.type().has_sequence_type())
+          return unsupported("{}: {} '{}' is {}: map and optional values are not supported", path,
+                             list == &m.graph().input() ? "input" : "output", vi.name(), kind);
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   std::vector<OnnxModelInput> ins;
   for (const auto& vi : m.graph().input()) {
     if (inits.count(vi.name())) continue;
-    OnnxModelInput in{vi.name(), false};
+    OnnxModelInput in{vi.name(), false, vi.type().has_sequence_type()};
     if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
       in.staticShape = true;
       for (const auto& d : vi.type().tensor_type().shape().dim())
@@ -672,6 +823,14 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
     ins.push_back(in);
   }
   return ins;
+}
+
+Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path) {
+  onnx::ModelProto m;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
+  std::vector<bool> seq;
+  for (const auto& vi : m.graph().output()) seq.push_back(vi.type().has_sequence_type());
+  return seq;
 }
 
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path) {
@@ -709,6 +868,8 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
         if (n.op_type() == "Loop" && i >= 1) {
           operand = i;
           carried = i - 1;
+        } else if (n.op_type() == "SequenceMap") {
+          operand = i;
         } else if (n.op_type() == "Scan") {
           operand = base + i;
           if (i < states) carried = i;

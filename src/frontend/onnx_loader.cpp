@@ -46,11 +46,11 @@ bool isDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx";
 bool isSpecialisedSubgraph(const onnx::NodeProto& n, const std::string& attr) {
   const std::string& op = n.op_type();
   return (op == "If" && (attr == "then_branch" || attr == "else_branch")) ||
-         ((op == "Loop" || op == "Scan") && attr == "body");
+         ((op == "Loop" || op == "Scan" || op == "SequenceMap") && attr == "body");
 }
 
-// Every node of `g` and of its subgraphs is in the default domain, and only If, Loop and Scan
-// carry subgraphs. `where` describes the enclosing node(s) for nested nodes (" in the body of
+// Every node of `g` and of its subgraphs is in the default domain, and only If, Loop, Scan and
+// SequenceMap (onnx_sequence.cpp) carry subgraphs. `where` describes the enclosing node(s) for nested nodes (" in the body of
 // node 'l' (Loop)"), empty at the top level.
 Status checkDomainsAndSubgraphs(const onnx::GraphProto& g, const std::string& path,
                                 const std::string& where) {
@@ -69,8 +69,8 @@ Status checkDomainsAndSubgraphs(const onnx::GraphProto& g, const std::string& pa
       if (!graph) continue;
       if (!isSpecialisedSubgraph(nodes[i], a.name()) || !a.has_g() || a.graphs_size() > 0)
         return unsupported(
-            "{}: {} has subgraph attribute '{}': control flow other than If, Loop and Scan is "
-            "not supported",
+            "{}: {} has subgraph attribute '{}': control flow other than If, Loop, Scan and "
+            "SequenceMap is not supported",
             path, desc, a.name());
       MG_RETURN_IF_ERROR(checkDomainsAndSubgraphs(
           a.g(), path, fmt::format(" in subgraph '{}' of {}", a.name(), desc)));

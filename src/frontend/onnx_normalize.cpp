@@ -325,6 +325,10 @@ std::vector<int> onnxShapeOperands(const std::string& opType, int64_t opset, boo
   // constant: If's condition, Loop's trip count and condition. Scan's length comes from shapes.
   if (opType == "If") return {0};
   if (opType == "Loop") return {0, 1};
+  // Sequences are resolved on import (onnx_sequence.cpp) only with constant positions and splits.
+  if (opType == "SequenceAt" || opType == "SequenceErase" || opType == "SplitToSequence")
+    return {1};
+  if (opType == "SequenceInsert") return {2};
   if (opType == "Upsample") return opset >= 9 ? std::vector<int>{1} : std::vector<int>{};
   if (opType == "Resize" && opset < 11) return {1};
   if (opType == "DFT" && opset >= 20) return {1, 2};  // dft_length, axis

@@ -14,6 +14,8 @@
 #include <limits>
 #include <system_error>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "magneto/frontend/onnx_import.h"
 #include "proto_file.h"
 
@@ -266,6 +268,32 @@ Expected<Tensor> readTensorProtoFile(const std::string& path, std::string* name)
   auto t = frontend::tensorFromProto(tp, baseDir, what);
   if (!t.ok()) return t.status().withContext(path + ": ");
   return t;
+}
+
+Expected<std::vector<Tensor>> readSequenceProtoFile(const std::string& path, std::string* name) {
+  onnx::SequenceProto sp;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, sp, "SequenceProto"));
+  if (name) *name = sp.name();
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() > 0)
+    return unsupported("{}: a sequence of {} elements: only sequences of tensors are supported",
+                       path, sp.elem_type() == onnx::SequenceProto::SEQUENCE ? "sequence" : "non-tensor");
+  if (sp.sequence_values_size() || sp.map_values_size() || sp.optional_values_size() ||
+      sp.sparse_tensor_values_size())
+    return unsupported("{}: only sequences of tensors are supported", path);
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
+  std::vector<Tensor> out;
+  for (int i = 0; i < sp.tensor_values_size(); ++i) {
+    auto t = frontend::tensorFromProto(sp.tensor_values(i), baseDir,
+                                       fmt::format("element {} of sequence '{}'", i, sp.name()));
+    if (!t.ok()) return t.status().withContext(path + ": ");
+    out.push_back(std::move(t).value());
+  }
+  return out;
+}
+
+std::string sequenceElementName(const std::string& name, size_t k) {
+  return fmt::format("{}[{}]", name, k);
 }
 
 Status writeTensorProtoFile(const std::string& path, const Tensor& t, const std::string& name) {

@@ -326,6 +326,32 @@ save("conv_huge_pads.onnx", model(
     [vi("y", None)], [W]))
 save("input_rank_9.onnx", model([], [vi("x", [1] * 9)], [vi("x", [1] * 9)]))
 
+# Sequences (issue #40): resolved on import only when lengths and positions are constants.
+XS = vi("x", [3, 2])
+ROWS = helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0, name="split_rows")
+save("seq_at_out_of_range.onnx", model(
+    [ROWS, helper.make_node("SequenceAt", ["rows", "p"], ["y"], name="at_past_end")],
+    [XS], [vi("y", None)], [i64("p", 3)]))
+save("seq_at_data_position.onnx", model(
+    [ROWS, helper.make_node("SequenceAt", ["rows", "p"], ["y"], name="at_data")],
+    [XS, vi("p", [], TensorProto.INT64)], [vi("y", None)]))
+save("seq_split_sum.onnx", model(
+    [helper.make_node("SplitToSequence", ["x", "s"], ["rows"], axis=0, name="split_sum"),
+     helper.make_node("ConcatFromSequence", ["rows"], ["y"], axis=0)],
+    [XS], [vi("y", None)], [i64("s", [1, 1])]))
+save("seq_concat_empty.onnx", model(
+    [helper.make_node("SequenceEmpty", [], ["e"]),
+     helper.make_node("ConcatFromSequence", ["e"], ["y"], axis=0, name="concat_empty")],
+    [XS], [vi("y", None)]))
+save("seq_insert_type.onnx", model(
+    [helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.INT64),
+     helper.make_node("SequenceInsert", ["e", "x"], ["s"], name="insert_f32"),
+     helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+    [XS], [vi("y", None)]))
+save("seq_at_of_tensor.onnx", model(
+    [helper.make_node("SequenceAt", ["x", "p"], ["y"], name="at_tensor")],
+    [XS], [vi("y", None)], [i64("p", 0)]))
+
 # A data set for the rows run through `magnetoc check`: x and a y for the valid Conv + Relu.
 data = os.path.join(OUT, "data")
 os.makedirs(data, exist_ok=True)

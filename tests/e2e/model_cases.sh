@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent). One helper does
+# e2e.data_extent, e2e.sequences). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -307,6 +307,45 @@ print('NAME.py: 4 sets ok')"
       "$dir/gpu/test_data_set_2" "$dir/gpu/test_data_set_0" "$dir/gpu/test_data_set_1" "$dir/gpu/test_data_set_2" \
       "$dir/gpu/test_data_set_0"
     expect_in "$dir/out" "switch: 5 runs ok" "cuda: each run's outputs have its own count"
+    ;;
+  sequences)  # issue #40: exporters' sequence ops resolved on import into tensor ops; numpy's
+    # outputs (checked against onnxruntime-node when the generator was written); refusals by name
+    model sequence_model.py
+    for m in repeat_interleave unbind_stack chunk_erase construct_insert if_seq; do
+      run "$m: check on cpu" -- "$magnetoc" check "$dir/$m/model.onnx" --data "$dir/$m/test_data_set_0" -q
+    done
+    run "repeat_interleave: check -v" -- "$magnetoc" check "$dir/repeat_interleave/model.onnx" \
+      --data "$dir/repeat_interleave/test_data_set_0" -v
+    expect_in "$dir/out" "node 'split_heads' \(SplitToSequence\): a sequence of 2 tensors \(Split on axis 1\)" \
+      "SplitToSequence becomes a Split"
+    expect_in "$dir/out" "node 'repeat_loop' \(Loop\): unrolled 2 iterations" \
+      "the Loop that builds the sequence unrolls (its trip count from Shape)"
+    ! grep -q "binding input" "$dir/out" || fail "check bound an input: the model would run folded"
+    echo "ok: no input bound (the package computes the interleave)"
+    for m in repeat_interleave unbind_stack; do
+      for t in cuda hip; do
+        run "$m: check on $t (emulated)" -- "$magnetoc" check "$dir/$m/model.onnx" \
+          --data "$dir/$m/test_data_set_0" -q --target "$t" --emulate
+      done
+    done
+    run "a constant position past the end is refused" -- sh -c \
+      "! '$magnetoc' compile '$dir/bad_at/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "node 'bad_at' \(SequenceAt\): position 5 is out of range for a sequence of 3 tensors \(valid: -3 to 2\)" \
+      "SequenceAt out of range names the node, the position and the length"
+    run "an op reading a sequence is refused" -- sh -c \
+      "! '$magnetoc' compile '$dir/seq_reader/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "node 'relu_of_seq' \(Relu\): operand 0 is a sequence \(of 3 tensors\)" \
+      "a Relu of a sequence names the node"
+    # Sequence graph inputs and outputs: a length fixed at compile time, from the SequenceProto data.
+    run "seq_output: check on cpu" -- "$magnetoc" check "$dir/seq_output/model.onnx" \
+      --data "$dir/seq_output/test_data_set_0" -q
+    expect_in "$dir/out" "PASS: 3 output\(s\)" "a sequence output of 3 tensors is 3 outputs"
+    run "seq_input: check on cpu" -- "$magnetoc" check "$dir/seq_input/model.onnx" \
+      --data "$dir/seq_input/test_data_set_0" -q
+    run "a sequence input without its length is refused" -- sh -c \
+      "! '$magnetoc' compile '$dir/seq_input/model.onnx' -o '$dir/pkg' -q"
+    expect_in "$dir/out" "input 'xs' is a sequence, and its length and element shapes are not given" \
+      "compile names the sequence input"
     ;;
   *) fail "unknown case (see the case list in this script)" ;;
 esac

@@ -131,17 +131,34 @@ TEST(ControlFlow, BadBodiesAreErrorsNamingTheNode) {
               {"node 'loop' (Loop)", "subgraph 'body' has 4 inputs, expected 3"});
   expectError(importStatus("loop_undefined.onnx"), ErrorCode::kBadInput,
               {"in subgraph 'body' of node 'loop' (Loop)", "reads 'nowhere'"});
-  // Subgraphs of other ops stay refused by the loader.
-  expectError(importStatus("sequence_map.onnx"), ErrorCode::kUnsupported,
-              {"node 'smap' (SequenceMap)", "subgraph attribute 'body'",
-               "control flow other than If, Loop and Scan"});
 }
 
-TEST(ControlFlow, SequenceValuesAreRefusedBeforeTheirTestData) {
-  // magnetoc check reads input_K.pb as TensorProto: a sequence input is refused by name first.
+// A sequence graph input has a length fixed at compile time (ImportOptions::sequenceInputs, from
+// the test data in magnetoc check): one graph input per element, NAME[K]; a sequence output one
+// output per element. SequenceMap's body is imported once per element (onnx_sequence.cpp).
+TEST(ControlFlow, SequenceInputsAndOutputsArePerElement) {
   auto ins = onnxModelInputs(model("sequence_map.onnx"));
-  expectError(ins.ok() ? Status::success() : ins.status(), ErrorCode::kUnsupported,
-              {"input 'xs' is a sequence", "not supported"});
+  ASSERT_TRUE(ins.ok()) << ins.status().message();
+  ASSERT_EQ(ins->size(), 1u);
+  EXPECT_TRUE((*ins)[0].sequence);
+  auto seqOuts = onnxModelSequenceOutputs(model("sequence_map.onnx"));
+  ASSERT_TRUE(seqOuts.ok());
+  EXPECT_EQ(*seqOuts, std::vector<bool>{true});
+  expectError(importStatus("sequence_map.onnx"), ErrorCode::kUnsupported,
+              {"input 'xs' is a sequence", "length and element shapes are not given"});
+  ImportOptions opts;
+  opts.sequenceInputs["xs"] = {TensorType{DType::kF32, {2}}, TensorType{DType::kF32, {2}},
+                               TensorType{DType::kF32, {2}}};
+  auto out = importAndRun("sequence_map.onnx", opts,
+                          {{"xs[0]", f32s({2}, {1, 2})}, {"xs[1]", f32s({2}, {3, 4})},
+                           {"xs[2]", f32s({2}, {5, 6})}});
+  ASSERT_EQ(out.size(), 3u);
+  expectValues(out["ys[0]"], {2}, {1, 2});
+  expectValues(out["ys[1]"], {2}, {3, 4});
+  expectValues(out["ys[2]"], {2}, {5, 6});
+  opts.sequenceInputs["xs"] = {TensorType{DType::kI64, {2}}};
+  expectError(importStatus("sequence_map.onnx", opts), ErrorCode::kBadInput,
+              {"input 'xs' is a sequence of f32, but element 0 is i64[2]"});
 }
 
 TEST(ControlFlow, TripCountFromAnInputIsShapeDetermining) {

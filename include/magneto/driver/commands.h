@@ -38,6 +38,8 @@ struct CompileOptions {
   // Dynamic dimensions (--dynamic NAME=LO..HI, --opt NAME=V,...): docs/DYNAMIC_SHAPES.md.
   std::vector<DimSymbol> dynamic;
   std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
+  // Sequence inputs' element types (ImportOptions::sequenceInputs; check takes them from the data).
+  std::map<std::string, std::vector<TensorType>> sequenceInputs;
   bool weightsFile = false;
   std::string passes;  // "" = the default pipeline
   bool passesGiven = false;

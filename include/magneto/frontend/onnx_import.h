@@ -31,6 +31,11 @@ struct ImportOptions {
   // Binds graph inputs to constant values (shape operands such as a Reshape target fed as an
   // input in ONNX's backend tests). A bound input stops being a graph input.
   std::map<std::string, Tensor> bindings;
+  // Sequence-typed graph inputs: name -> the types of its elements, in order. Such an input
+  // becomes one graph input per element, named NAME[K] (a sequence's length is fixed at compile
+  // time like a shape; `magnetoc check` takes it from the test data). A sequence graph output
+  // becomes one output per element the same way. A sequence input not given here is an error.
+  std::map<std::string, std::vector<TensorType>> sequenceInputs;
   // Fold constant subgraphs during import (needed for shape operands; on by default).
   bool foldOnImport = true;
   // Bytes that folding on import may create in all; 0: FoldBudget::forGraph's (up to 256 MiB of
@@ -64,11 +69,15 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
 struct OnnxModelInput {
   std::string name;
   bool staticShape = false;  // every dimension has a non-negative value
+  bool sequence = false;     // a sequence of tensors (ImportOptions::sequenceInputs)
 };
 // The model's graph inputs that are not initializers, in file order. Used by `magnetoc check` to
-// match test data (input_K.pb) to inputs. An input or output that is not a tensor (sequence, map,
-// optional) is an error: its test data is not a TensorProto.
+// match test data (input_K.pb) to inputs. An input or output that is not a tensor or a sequence
+// (map, optional) is an error: its test data is not a TensorProto or SequenceProto.
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path);
+// For each graph output in file order, whether it is a sequence (its test data a SequenceProto;
+// the package has one output per element, NAME[K]).
+Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path);
 // The model's graph output names, in file order (no import). Used by `magnetoc check --atol NAME=A`.
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path);
 
@@ -84,6 +93,11 @@ Expected<std::vector<std::string>> shapeDeterminingInputs(
 // TensorProto files (.pb), the format of ONNX's backend tests and model zoo test data.
 Expected<Tensor> readTensorProtoFile(const std::string& path, std::string* name = nullptr);
 Status writeTensorProtoFile(const std::string& path, const Tensor& t, const std::string& name);
+// SequenceProto files of tensors (ONNX's test data of sequence inputs and outputs): the elements.
+Expected<std::vector<Tensor>> readSequenceProtoFile(const std::string& path,
+                                                    std::string* name = nullptr);
+// The graph input or output name of element K of sequence NAME: "NAME[K]".
+std::string sequenceElementName(const std::string& name, size_t k);
 
 // Parses "1x3x224x224" (also "1,3,224,224"); an error names the text.
 Expected<Dims> parseDims(const std::string& text);
