@@ -118,7 +118,9 @@ for m in "${models[@]}"; do
     # Build the package once, then start its second instance: 2 threads, runs without end.
     "$magnetoc" bench "$onnx" --threads 1 --runs 1 --work-dir "$tmp/work-$name" >"$tmp/nb-build.log" 2>&1 ||
       { echo "compare_ort: --neighbour: magnetoc bench failed on $name: $(tail -n3 "$tmp/nb-build.log" | tr '\n' ' ')" >&2; status=1; continue; }
-    setsid "$magnetoc" bench "$onnx" --threads 2 --runs 1000000000 --warmup 0 --work-dir "$tmp/work-$name" \
+    # (bench runs at most 1e6 runs per call: the loop restarts it until the group is stopped)
+    setsid bash -c 'while "$@"; do :; done' neighbour \
+      "$magnetoc" bench "$onnx" --threads 2 --runs 1000000 --warmup 0 --work-dir "$tmp/work-$name" \
       >"$tmp/nb.log" 2>&1 &
     neighbour_pid=$!
     sleep 1
