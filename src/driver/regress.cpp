@@ -74,6 +74,7 @@ std::string describeExit(int code) {
     case 2: return "not supported";
     case 3: return "internal error";
     case 4: return "a tool failed";
+    case 5: return "folded to a constant once inputs were bound (tests only constant folding)";
     case 124: return "timed out";
     case 137: return "killed after timing out";
     default: break;
@@ -99,6 +100,7 @@ std::string summarize(const std::string& out, bool passed, int code) {
       worst = std::max(worst, std::strtod(line.c_str() + m + 12, nullptr));
     }
     if (firstBad.empty() && (line.find("[FAIL]") != std::string::npos ||
+                             line.rfind("check: FOLDED", 0) == 0 ||
                              line.find(" FAIL") != std::string::npos ||
                              line.find("error:") != std::string::npos))
       firstBad = line;

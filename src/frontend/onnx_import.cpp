@@ -883,6 +883,36 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
   }
 }
 
+// Whether an If's two branches declare the same type and shape for every output (element type,
+// rank, each dimension the same number or the same symbol): then its condition decides only
+// values, never an output shape, and does not make the inputs it depends on shape-deciding. An
+// output without a declared type or shape, or a dimension with neither, may differ: false.
+bool ifBranchesAgree(const onnx::NodeProto& n) {
+  const onnx::GraphProto *then_ = nullptr, *else_ = nullptr;
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "then_branch" && a.has_g()) then_ = &a.g();
+    if (a.name() == "else_branch" && a.has_g()) else_ = &a.g();
+  }
+  if (!then_ || !else_ || then_->output_size() != else_->output_size()) return false;
+  for (int i = 0; i < then_->output_size(); ++i) {
+    const onnx::TypeProto &a = then_->output(i).type(), &b = else_->output(i).type();
+    if (!a.has_tensor_type() || !b.has_tensor_type()) return false;
+    const auto &ta = a.tensor_type(), &tb = b.tensor_type();
+    if (ta.elem_type() == 0 || ta.elem_type() != tb.elem_type()) return false;
+    if (!ta.has_shape() || !tb.has_shape() || ta.shape().dim_size() != tb.shape().dim_size())
+      return false;
+    for (int d = 0; d < ta.shape().dim_size(); ++d) {
+      const auto &da = ta.shape().dim(d), &db = tb.shape().dim(d);
+      if (da.has_dim_value() && db.has_dim_value() && da.dim_value() == db.dim_value()) continue;
+      if (da.has_dim_param() && db.has_dim_param() && !da.dim_param().empty() &&
+          da.dim_param() == db.dim_param())
+        continue;
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path, bool withData,
@@ -904,8 +934,12 @@ Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& pat
   // carry values (everything but the ops that read only shapes) to the graph inputs; through a
   // control-flow node to its operands and its subgraphs' outputs, through a subgraph's input to
   // what feeds it.
+  // An If's condition is a seed only when its branches may give different output shapes; when
+  // they agree, the condition decides values, which reach a shape operand (and are found from
+  // there) only where the If's outputs feed one.
   std::vector<std::string> work;
   for (const onnx::NodeProto* n : nodes)
+    if (!(n->op_type() == "If" && ifBranchesAgree(*n)))
     for (int pos : frontend::onnxShapeOperands(
              n->op_type(), m->opset,
              withData && std::find(runTimeDataOps.begin(), runTimeDataOps.end(), n->op_type()) ==

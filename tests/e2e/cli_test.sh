@@ -143,6 +143,34 @@ expect_rc 0 "check --target hip --emulate" -- "$magnetoc" check "$model" --data 
 grep -q "output y: max_abs_err=.* ok" "$work/out.txt" || fail "check --target hip --emulate printed no ok line"
 expect_rc 0 "check --weights-file --threads 2" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --weights-file --threads 2 -q
 
+step "check binds only shape-deciding inputs, names them, and refuses a folded PASS (issue #40)"
+$py "$here/check_binding_model.py" "$work/cb" || fail "cannot make the binding models"
+cb="$work/cb"
+# An If on data whose branches both give f32[1,1]: x decides no shape, so it is not bound; with no
+# runtime If the check is unsupported (2), never a PASS of a model folded for x's value.
+expect_rc 2 "check of an If on data with same-shaped branches" -- "$magnetoc" check "$cb/if_same_shape/model.onnx" \
+  --data "$cb/if_same_shape/test_data_set_0" -v
+grep -q "binding input" "$work/err.txt" && fail "check bound x of if_same_shape: $(grep "binding input" "$work/err.txt")"
+grep -q "condition is not a compile-time constant" "$work/err.txt" ||
+  fail "check of if_same_shape did not say the If is unsupported: $(tail -3 "$work/err.txt")"
+grep -q "check: PASS" "$work/out.txt" && fail "check of if_same_shape printed a PASS"
+# An If whose branches give different shapes: its condition c is bound, x stays a run-time input.
+expect_rc 0 "check of an If choosing a shape" -- "$magnetoc" check "$cb/if_other_shape/model.onnx" \
+  --data "$cb/if_other_shape/test_data_set_0" -q
+grep -q "^check: PASS.*(bound at compile time: c)$" "$work/out.txt" ||
+  fail "the PASS line of if_other_shape does not name c: $(cat "$work/out.txt")"
+# A Reshape whose shape is an input: s is bound and named, x is read at run time.
+expect_rc 0 "check of a Reshape by an input" -- "$magnetoc" check "$cb/reshape_input/model.onnx" \
+  --data "$cb/reshape_input/test_data_set_0" -q
+grep -q "^check: PASS.*(bound at compile time: s)$" "$work/out.txt" ||
+  fail "the PASS line of reshape_input does not name s: $(cat "$work/out.txt")"
+# ConstantOfShape(s): once s is bound the package reads nothing at run time: FOLDED, exit 5.
+expect_rc 5 "check of a model that folds to a constant" -- "$magnetoc" check "$cb/folds/model.onnx" \
+  --data "$cb/folds/test_data_set_0" -q
+grep -q "^check: FOLDED: the model folded to a constant once inputs s were bound: this check tests only constant folding" \
+  "$work/out.txt" || fail "check of folds printed no FOLDED line: $(cat "$work/out.txt")"
+grep -q "check: PASS" "$work/out.txt" && fail "check of folds printed a PASS"
+
 step "--weights-file"
 expect_rc 0 "compile --weights-file" -- "$magnetoc" compile "$model" -o "$work/wf" --name tiny --weights-file -q
 [ -e "$work/wf/tiny_weights.S" ] && fail "--weights-file still writes tiny_weights.S"
