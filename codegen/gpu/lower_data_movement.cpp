@@ -108,8 +108,12 @@ Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile,
     int64_t dim = x->dims()[a], step = steps.empty() ? 1 : steps[i];
     int64_t st = starts[i];
     if (st < 0) st += dim;
+    const int64_t unclamped = std::max<int64_t>(st, 0);
     st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+    // An empty result reads nothing, so its offset is free: with dynamic dims it is the start as
+    // given, the same expression as where the result is not empty (x[1:] of a cache of 0 or 1).
     if (y->dims()[a] > 0) offset += st * xs[a];
+    else if (cx.dynamic) offset += unclamped * xs[a];
     s[a] = xs[a] * step;
   }
   return std::vector<GpuItem>{copyItem(cx, x, offset, s, y, 0, contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
@@ -224,7 +228,9 @@ Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile
 }
 
 // One copy item per input into its slice of the output, except the inputs that the memory plan's
-// concat elision placed there already (their producers wrote them in place).
+// concat elision placed there already (their producers wrote them in place). An empty input is
+// dropped, unless its extent is dynamic (a KV cache empty at past = 0): the launch then keeps the
+// same block programs at every binding, the empty one running no blocks.
 Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* y = n.output(0);
   int64_t axis = normAxis(n.attrs().getInt("axis", 0), y->rank());
@@ -234,7 +240,7 @@ Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile
   for (size_t i = 0; i < n.numInputs(); ++i) {
     const Value* v = n.input(i);
     bool inPlace = cx.concats && cx.concats->isInPlace(&n, v);
-    if (v->type().numel() > 0 && !inPlace)
+    if ((v->type().numel() > 0 || (cx.dynamic && !v->symDims().empty())) && !inPlace)
       out.push_back(copyItem(cx, v, 0, contiguousStrides(v->dims()), y, at * ys[axis], ys, v->dims(),
                              itemsPerThread(tile)));
     at += v->dims()[axis];
@@ -242,7 +248,8 @@ Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile
   return out;
 }
 
-// One copy item per non-empty result, out of its slice of the input.
+// One copy item per non-empty result (or result of a dynamic extent, as for Concat), out of its
+// slice of the input.
 Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* x = n.input(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
@@ -251,7 +258,7 @@ Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile,
   int64_t at = 0;
   for (size_t i = 0; i < n.numOutputs(); ++i) {
     const Value* v = n.output(i);
-    if (v->type().numel() > 0)
+    if (v->type().numel() > 0 || (cx.dynamic && !v->symDims().empty()))
       out.push_back(copyItem(cx, x, at * xs[axis], xs, v, 0, contiguousStrides(v->dims()), v->dims(),
                              itemsPerThread(tile)));
     at += v->dims()[axis];
