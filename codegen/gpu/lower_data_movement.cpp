@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "gpu_lowering.h"
+#include "magneto/ir/symbolic.h"
 
 namespace magneto {
 namespace gpu {
@@ -91,13 +92,32 @@ Expected<std::vector<GpuItem>> lowerTile(const Node& n, const TileConfig& tile, 
 Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
+  // Dynamic dims: starts/ends that are shape data (MgSymbolic: x[past:past + seq] of a position
+  // table) are evaluated at the binding being lowered; the offset they give is a fitted literal.
+  std::vector<Tensor> atBinding;
+  for (size_t i = 1; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v || v->isConstant()) continue;
+    if (!v->producer() || v->producer()->kind() != "MgSymbolic")
+      return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}{}) is not supported by the cuda/hip targets",
+                         n.describe(), i, v->producer() ? ", from " + v->producer()->describe() : "");
+    if (atBinding.empty()) {
+      const DimBinding* b = dynLoweringBinding();
+      DimBinding ref;
+      if (!b) ref = n.graph()->referenceBinding(), b = &ref;
+      std::vector<TensorType> types;
+      MG_RETURN_IF_ERROR(operandsAtBinding(n, *b, &types, &atBinding));
+      // Outside the emitter's binding scope the values must be at the reference binding.
+      for (size_t k = 0; k < types.size() && k < n.numInputs(); ++k)
+        if (n.input(k) && types[k].dims != n.input(k)->dims())
+          return unsupported("{}: Slice with shape-data starts/ends lowered away from its binding", n.describe());
+    }
+  }
   auto constInts = [&](size_t i) -> std::vector<int64_t> {
     const Value* v = n.input(i);
-    return v && v->isConstant() ? v->constant().toInts() : std::vector<int64_t>{};
+    if (v && v->isConstant()) return v->constant().toInts();
+    return v && i < atBinding.size() ? atBinding[i].toInts() : std::vector<int64_t>{};
   };
-  for (size_t i = 1; i < n.numInputs(); ++i)
-    if (n.input(i) && !n.input(i)->isConstant())
-      return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}) is not supported by the cuda/hip targets", n.describe(), i);
   std::vector<int64_t> starts = constInts(1), ends = constInts(2), axes = constInts(3), steps = constInts(4);
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
