@@ -122,6 +122,13 @@ DYNAMIC_AXES = {
     "seq2seq": {"axes": {"src": {0: "seq", 1: "batch"}, "tgt": {1: "batch"}},
                 "ranges": {"batch": (1, 8), "seq": (1, 40)},
                 "sets": [{"batch": 1, "seq": 3}, {"batch": 3, "seq": 12}, {"batch": 8, "seq": 27}]},
+    # input_ids: [B, T], past_k/past_v: [layers, B, heads, past, head_dim]; the sets are a
+    # prefill (an empty cache) and decodes (one new token)
+    "gpt2_kv": {"axes": {"input_ids": {0: "batch", 1: "seq"},
+                         "past_k": {1: "batch", 3: "past"}, "past_v": {1: "batch", 3: "past"}},
+                "ranges": {"batch": (1, 2), "seq": (1, 8), "past": (0, 64)},
+                "sets": [{"batch": 1, "seq": 8, "past": 0}, {"batch": 1, "seq": 1, "past": 8},
+                         {"batch": 2, "seq": 3, "past": 17}]},
 }
 # The other zoo models of the modeled H200 table (docs/PERFORMANCE.md): batch only, 1..32, so one
 # export can be reported at batch 1, 8 and 32 (tools/bench/modeled_batches.py).

@@ -23,6 +23,11 @@ models (`--models nasnet_a_mobile,lstm_lm,...`). Each entry of MODELS has a full
   trip count; the hidden state and the token loop-carried, the tokens and logits scan outputs):
   Magneto unrolls it on import (src/frontend/onnx_control_flow.cpp). Its early-exit variant
   (eos=...) stops on a data-dependent condition, which Magneto refuses.
+- gpt2_kv: GPT-2-style decoder with a KV cache (issue #40): token + position embeddings, pre-LN
+  blocks (fused QKV Linear, causal attention over the cache's keys and the new ones, GELU MLP),
+  final LayerNorm, tied LM head. Inputs input_ids [batch, seq], past_k/past_v [layers, batch,
+  heads, past, head_dim]; outputs logits and present_k/present_v (past + seq positions). One
+  library serves prefill (past = 0, an empty cache) and decode (seq = 1).
 """
 import math
 from typing import List, NamedTuple, Tuple
@@ -591,6 +596,51 @@ class LlamaLayer(nn.Module):
         return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
 
 
+class GPT2KV(nn.Module):
+    """GPT-2-style decoder with a KV cache. The position embeddings and the causal mask are
+    buffers sliced at [past, past + seq) (Slice with run-time starts), so one export serves every
+    past length, 0 included: there the cache is an empty tensor and Concat gives the new keys."""
+
+    output_names = ["logits", "present_k", "present_v"]
+    export_opset = 13
+
+    def __init__(self, vocab=50257, hidden=768, heads=12, layers=12, max_pos=1024):
+        super().__init__()
+        self.heads, self.layers, self.d = heads, layers, hidden // heads
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Parameter(0.1 * torch.randn(max_pos, hidden))
+        self.ln1 = nn.ModuleList(nn.LayerNorm(hidden) for _ in range(layers))
+        self.qkv = nn.ModuleList(nn.Linear(hidden, 3 * hidden) for _ in range(layers))
+        self.proj = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(layers))
+        self.ln2 = nn.ModuleList(nn.LayerNorm(hidden) for _ in range(layers))
+        self.fc = nn.ModuleList(nn.Linear(hidden, 4 * hidden) for _ in range(layers))
+        self.fc_proj = nn.ModuleList(nn.Linear(4 * hidden, hidden) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+        # -inf above the diagonal: row i (absolute position) sees keys 0..i.
+        self.register_buffer("mask", torch.triu(torch.full((max_pos, max_pos), float("-inf")), 1))
+
+    def forward(self, input_ids, past_k, past_v):
+        b, t = input_ids.shape
+        past = past_k.shape[3]
+        x = self.wte(input_ids) + self.wpe[past:past + t]
+        mask = self.mask[past:past + t, :past + t]
+        pks, pvs = [], []
+        for i in range(self.layers):
+            h = self.ln1[i](x)
+            q, k, v = self.qkv[i](h).split(x.shape[-1], dim=-1)
+            q = q.reshape(b, t, self.heads, self.d).transpose(1, 2)  # [B, H, T, D]
+            k = torch.cat([past_k[i], k.reshape(b, t, self.heads, self.d).transpose(1, 2)], dim=2)
+            v = torch.cat([past_v[i], v.reshape(b, t, self.heads, self.d).transpose(1, 2)], dim=2)
+            pks.append(k)
+            pvs.append(v)
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d) + mask
+            ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+            x = x + self.proj[i](ctx.transpose(1, 2).reshape(b, t, self.heads * self.d))
+            x = x + self.fc_proj[i](F.gelu(self.fc[i](self.ln2[i](x))))
+        logits = torch.matmul(self.ln_f(x), self.wte.weight.t())
+        return logits, torch.stack(pks), torch.stack(pvs)
+
+
 # name -> ((full constructor, small constructor), full inputs, small inputs, description)
 MODELS = {
     "nasnet_a_mobile": (
@@ -651,4 +701,13 @@ MODELS = {
         "Llama-style decoder layer (models/zoo_models.py): RMSNorm, rotary embeddings, grouped-query "
         "attention (K/V heads by repeat_interleave: SplitToSequence/Loop/ConcatFromSequence), "
         "causal mask, SwiGLU MLP"),
+    "gpt2_kv": (
+        (lambda: GPT2KV(), lambda: GPT2KV(256, 64, 4, 2, 128)),
+        [Input("input_ids", (1, 1), "int64", 0, 50257), Input("past_k", (12, 1, 12, 16, 64)),
+         Input("past_v", (12, 1, 12, 16, 64))],
+        [Input("input_ids", (2, 3), "int64", 0, 256), Input("past_k", (2, 2, 4, 5, 16)),
+         Input("past_v", (2, 2, 4, 5, 16))],
+        "GPT-2-style decoder with a KV cache (models/zoo_models.py): embeddings, pre-LN blocks "
+        "(fused QKV, causal attention over past + new keys, GELU MLP), tied LM head; inputs "
+        "input_ids, past_k, past_v; outputs logits, present_k, present_v"),
 }

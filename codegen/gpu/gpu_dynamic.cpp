@@ -75,6 +75,8 @@ std::string dynItemShape(const GpuItem& it) {
                      it.syncs, it.functor, it.tile, it.coResident, it.phase);
 }
 
+thread_local const DimBinding* tlsLoweringBinding = nullptr;
+
 // Every symbolic value's dims at a binding while it lives; the reference dims again after.
 class DynBindingScope {
  public:
@@ -84,8 +86,11 @@ class DynBindingScope {
   }
   ~DynBindingScope() {
     for (auto& [v, t] : saved_) v->setType(t);
+    tlsLoweringBinding = nullptr;
   }
   Status set(const DimBinding& b) {
+    binding_ = b;
+    tlsLoweringBinding = &binding_;
     for (auto& [v, t] : saved_) {
       TensorType nt = t;
       for (int d = 0; d < v->rank(); ++d) {
@@ -98,7 +103,14 @@ class DynBindingScope {
 
  private:
   std::vector<std::pair<Value*, TensorType>> saved_;
+  DimBinding binding_;
 };
+
+}  // namespace
+
+const DimBinding* dynLoweringBinding() { return tlsLoweringBinding; }
+
+namespace {
 
 // A polynomial of degree up to 3 in each symbol through its values on the grid hi, hi-1, hi-2,
 // hi-3 of every symbol (Newton's divided differences, which must come out integers), for the

@@ -224,6 +224,11 @@ Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, L
 // to MG_COUNT(k) (k: the data symbol) for the package to bind after the launch.
 Expected<std::vector<GpuItem>> lowerNonZero(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerCompress(const Node& n, const TileConfig& tile, LowerContext& cx);
+// The binding the dynamic emitter is lowering at (set while a DynBindingScope holds one; null at
+// the reference binding): shape data (MgSymbolic) a lowering reads, a Slice's run-time starts,
+// is evaluated there.
+const DimBinding* dynLoweringBinding();
+
 namespace opset {
 // ConstantOfShape (one value over the result's dims).
 Expected<std::vector<GpuItem>> lowerConstantOfShape(const Node& n, const TileConfig& tile, LowerContext& cx);

@@ -375,7 +375,11 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
                          n.describe(), n.kind(), axis, x->rank());
     len = x->dims()[axis];
   }
-  int64_t rows = len > 0 ? x->type().numel() / len : 0;
+  // The rows are the dims before the axis, also when the axis is empty (rows of no elements,
+  // which the block program reads and writes nothing of): a dynamic extent that reaches 0 keeps
+  // one expression for the grid.
+  int64_t rows = 1;
+  for (int d = 0; d < static_cast<int>(axis); ++d) rows *= x->dims()[d];
   int op = n.kind() == "Softmax" ? 0 : n.kind() == "LogSoftmax" ? 1 : 2;
   GpuItem it = programItem("row", "1, 256", "mgk::RowParams", 256, true, "block per row");
   (void)tile;

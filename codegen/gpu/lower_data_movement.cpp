@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "gpu_lowering.h"
+#include "magneto/ir/symbolic.h"
 
 namespace magneto {
 namespace gpu {
@@ -91,13 +92,32 @@ Expected<std::vector<GpuItem>> lowerTile(const Node& n, const TileConfig& tile, 
 Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value *x = n.input(0), *y = n.output(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
+  // Dynamic dims: starts/ends that are shape data (MgSymbolic: x[past:past + seq] of a position
+  // table) are evaluated at the binding being lowered; the offset they give is a fitted literal.
+  std::vector<Tensor> atBinding;
+  for (size_t i = 1; i < n.numInputs(); ++i) {
+    const Value* v = n.input(i);
+    if (!v || v->isConstant()) continue;
+    if (!v->producer() || v->producer()->kind() != "MgSymbolic")
+      return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}{}) is not supported by the cuda/hip targets",
+                         n.describe(), i, v->producer() ? ", from " + v->producer()->describe() : "");
+    if (atBinding.empty()) {
+      const DimBinding* b = dynLoweringBinding();
+      DimBinding ref;
+      if (!b) ref = n.graph()->referenceBinding(), b = &ref;
+      std::vector<TensorType> types;
+      MG_RETURN_IF_ERROR(operandsAtBinding(n, *b, &types, &atBinding));
+      // Outside the emitter's binding scope the values must be at the reference binding.
+      for (size_t k = 0; k < types.size() && k < n.numInputs(); ++k)
+        if (n.input(k) && types[k].dims != n.input(k)->dims())
+          return unsupported("{}: Slice with shape-data starts/ends lowered away from its binding", n.describe());
+    }
+  }
   auto constInts = [&](size_t i) -> std::vector<int64_t> {
     const Value* v = n.input(i);
-    return v && v->isConstant() ? v->constant().toInts() : std::vector<int64_t>{};
+    if (v && v->isConstant()) return v->constant().toInts();
+    return v && i < atBinding.size() ? atBinding[i].toInts() : std::vector<int64_t>{};
   };
-  for (size_t i = 1; i < n.numInputs(); ++i)
-    if (n.input(i) && !n.input(i)->isConstant())
-      return unsupported("{}: Slice with computed starts/ends/axes/steps (operand {}) is not supported by the cuda/hip targets", n.describe(), i);
   std::vector<int64_t> starts = constInts(1), ends = constInts(2), axes = constInts(3), steps = constInts(4);
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -108,8 +128,12 @@ Expected<std::vector<GpuItem>> lowerSlice(const Node& n, const TileConfig& tile,
     int64_t dim = x->dims()[a], step = steps.empty() ? 1 : steps[i];
     int64_t st = starts[i];
     if (st < 0) st += dim;
+    const int64_t unclamped = std::max<int64_t>(st, 0);
     st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+    // An empty result reads nothing, so its offset is free: with dynamic dims it is the start as
+    // given, the same expression as where the result is not empty (x[1:] of a cache of 0 or 1).
     if (y->dims()[a] > 0) offset += st * xs[a];
+    else if (cx.dynamic) offset += unclamped * xs[a];
     s[a] = xs[a] * step;
   }
   return std::vector<GpuItem>{copyItem(cx, x, offset, s, y, 0, contiguousStrides(y->dims()), y->dims(), itemsPerThread(tile))};
@@ -224,7 +248,9 @@ Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile
 }
 
 // One copy item per input into its slice of the output, except the inputs that the memory plan's
-// concat elision placed there already (their producers wrote them in place).
+// concat elision placed there already (their producers wrote them in place). An empty input is
+// dropped, unless its extent is dynamic (a KV cache empty at past = 0): the launch then keeps the
+// same block programs at every binding, the empty one running no blocks.
 Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* y = n.output(0);
   int64_t axis = normAxis(n.attrs().getInt("axis", 0), y->rank());
@@ -234,7 +260,7 @@ Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile
   for (size_t i = 0; i < n.numInputs(); ++i) {
     const Value* v = n.input(i);
     bool inPlace = cx.concats && cx.concats->isInPlace(&n, v);
-    if (v->type().numel() > 0 && !inPlace)
+    if ((v->type().numel() > 0 || (cx.dynamic && !v->symDims().empty())) && !inPlace)
       out.push_back(copyItem(cx, v, 0, contiguousStrides(v->dims()), y, at * ys[axis], ys, v->dims(),
                              itemsPerThread(tile)));
     at += v->dims()[axis];
@@ -242,7 +268,8 @@ Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile
   return out;
 }
 
-// One copy item per non-empty result, out of its slice of the input.
+// One copy item per non-empty result (or result of a dynamic extent, as for Concat), out of its
+// slice of the input.
 Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx) {
   const Value* x = n.input(0);
   std::vector<int64_t> xs = contiguousStrides(x->dims());
@@ -251,7 +278,7 @@ Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile,
   int64_t at = 0;
   for (size_t i = 0; i < n.numOutputs(); ++i) {
     const Value* v = n.output(i);
-    if (v->type().numel() > 0)
+    if (v->type().numel() > 0 || (cx.dynamic && !v->symDims().empty()))
       out.push_back(copyItem(cx, x, at * xs[axis], xs, v, 0, contiguousStrides(v->dims()), v->dims(),
                              itemsPerThread(tile)));
     at += v->dims()[axis];

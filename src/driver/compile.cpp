@@ -66,7 +66,6 @@ Expected<DimSymbol> parseDynamicFlag(const std::string& text) {
                     "--dynamic batch=1..32; got '{}'",
                     text);
   s.name = text.substr(0, eq);
-  if (s.lo < 1) return badInput("--dynamic {}: the range must start at 1 or more", text);
   if (s.lo > s.hi) return badInput("--dynamic {}: LO is greater than HI", text);
   return s;
 }
@@ -89,7 +88,7 @@ Status addOptFlag(const std::string& text, std::vector<DimSymbol>* dynamic) {
     std::string one = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     int64_t v;
     if (!parseDynInt(one, &v))
-      return badInput("--opt {}: '{}' is not a positive integer", text, one);
+      return badInput("--opt {}: '{}' is not a non-negative integer", text, one);
     if (v < sym->lo || v > sym->hi)
       return badInput("--opt {}: {} is outside {}'s range {}..{}", text, v, name, sym->lo, sym->hi);
     if (std::find(sym->opt.begin(), sym->opt.end(), v) == sym->opt.end()) sym->opt.push_back(v);

@@ -393,8 +393,6 @@ class Parser {
       sym.data = true;
       MG_RETURN_IF_ERROR(fill());
     }
-    if (sym.lo < (sym.data ? 0 : 1))
-      return fail("symbol range must satisfy 1 <= lo <= hi (0 <= lo for a data symbol)");
     g_->symbols().push_back(sym);
     return Status::success();
   }

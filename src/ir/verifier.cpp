@@ -43,9 +43,8 @@ Status verifyGraph(const Graph& g) {
   std::set<std::string> symNames;
   for (const DimSymbol& s : g.symbols()) {
     if (!symNames.insert(s.name).second) return badInput("symbol '{}' is declared twice", s.name);
-    if (s.lo < (s.data ? 0 : 1) || s.lo > s.hi)
-      return badInput("symbol '{}' has range [{}, {}]; need {} <= lo <= hi", s.name, s.lo, s.hi,
-                      s.data ? 0 : 1);
+    if (s.lo < 0 || s.lo > s.hi)
+      return badInput("symbol '{}' has range [{}, {}]; need 0 <= lo <= hi", s.name, s.lo, s.hi);
     if (s.data && !s.opt.empty())
       return badInput("data symbol '{}' has opt values: its value is computed at run time", s.name);
   }

@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent, e2e.sequences). One helper does
+# e2e.data_extent, e2e.sequences, e2e.empty_past). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -307,6 +307,30 @@ print('NAME.py: 4 sets ok')"
       "$dir/gpu/test_data_set_2" "$dir/gpu/test_data_set_0" "$dir/gpu/test_data_set_1" "$dir/gpu/test_data_set_2" \
       "$dir/gpu/test_data_set_0"
     expect_in "$dir/out" "switch: 5 runs ok" "cuda: each run's outputs have its own count"
+    ;;
+  empty_past)  # issue #40: a KV cache that may be empty: `--dynamic past=0..8`, Concat with an
+    # empty operand, MatMul with K = 0 (the bias), ReduceSum over nothing (zeros), Softmax over an
+    # empty axis, Slice and Relu of empty tensors; one build per target at (seq, past) 3:0, 1:5,
+    # 2:4 and 4:0 against numpy (the empty sets first and last: a shape switch to and from 0)
+    model empty_past_model.py
+    sets=(--data "$dir/test_data_set_0" --data "$dir/test_data_set_1" --data "$dir/test_data_set_2"
+          --data "$dir/test_data_set_3")
+    for t in cpu cpu2 cuda hip; do
+      case $t in
+        cpu) args=() ;;
+        cpu2) args=(--threads 2) ;;
+        *) args=(--target "$t" --emulate) ;;
+      esac
+      run "check one $t build at past 0 and past > 0" -- "$magnetoc" check "$dir/model.onnx" "${sets[@]}" \
+        --dynamic seq=1..4 --dynamic past=0..8 --opt past=0 -q "${args[@]}"
+      expect_in "$dir/out" "PASS: 32 output\(s\) in 4 data set\(s\)" "all four sets match numpy on $t"
+    done
+    # the flag: a range may start at 0; LO > HI is still refused
+    run "--dynamic past=0..4 is accepted" -- "$magnetoc" report "$dir/model.onnx" --dynamic seq=1..4 \
+      --dynamic past=0..4
+    run "--dynamic past=5..4 is refused" -- sh -c "! '$magnetoc' report '$dir/model.onnx' \
+      --dynamic seq=1..4 --dynamic past=5..4"
+    expect_in "$dir/out" "past=5\\.\\.4: LO is greater than HI" "LO > HI is refused by the flag"
     ;;
   sequences)  # issue #40: exporters' sequence ops resolved on import into tensor ops; numpy's
     # outputs (checked against onnxruntime-node when the generator was written); refusals by name

@@ -21,7 +21,8 @@
 # (models/export.py --dynamic, folders NAME_small_dynamic): each is compiled ONCE with the
 # --dynamic ranges of its meta.json and run at three shapes (batch 1, 3, 8 and, for the sequence
 # models, three lengths) against PyTorch (issue #17). Default: inception_v3, resnext50_32x4d,
-# bert_layers, seq2seq; "none" skips them.
+# bert_layers, seq2seq, gpt2_kv (a KV-cache decoder, --dynamic past=0..64: a prefill at past 0 and
+# decodes; issue #40); "none" skips them.
 # A passing model's work folder (its package, runner and weights: up to 1.1 GB for VGG-19) is
 # removed as soon as it passes, so the stage's disk peak is one model, not the zoo; a failing one is
 # kept for its logs. MAGNETO_KEEP_ZOO_WORK=1 keeps them all.
@@ -37,7 +38,7 @@ magnetoc="$root/build/bin/magnetoc"
 light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
 light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
 ort_models="resnet_qdq,detect_postprocess"
-dynamic_models="inception_v3,resnext50_32x4d,bert_layers,seq2seq"
+dynamic_models="inception_v3,resnext50_32x4d,bert_layers,seq2seq,gpt2_kv"
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) models="$2"; shift 2 ;;
