@@ -218,18 +218,9 @@ int attentionT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
 
 }  // namespace
 
-#define MG_NN_FLOAT_KERNEL(Name, Impl, required)                                              \
-  int k##Name(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {   \
-    if (checkArity(#Name, nin, required, in, nout, 1, ctx)) return 1;                         \
-    return byFloatType(in[0].dtype, #Name, ctx, [&](auto tag) {                               \
-      return Impl<decltype(tag)>(a, in, nin, out, nout, ctx);                                 \
-    });                                                                                       \
-  }
-
 MG_NN_FLOAT_KERNEL(RMSNormalization, rmsNormT, 2)
 MG_NN_FLOAT_KERNEL(RotaryEmbedding, rotaryT, 3)
 MG_NN_FLOAT_KERNEL(Attention, attentionT, 3)
-#undef MG_NN_FLOAT_KERNEL
 
 }  // namespace nn
 }  // namespace mgrt

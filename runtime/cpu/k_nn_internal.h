@@ -62,6 +62,17 @@ inline int checkArity(const char* op, int nin, int required, const Tensor* in, i
   return 0;
 }
 
+// Defines kName(...): checks that `required` operands and one result are there, then runs
+// Impl<T>(a, in, nin, out, nout, ctx) with T the float type of operand 0 (k_nn_norm.cpp,
+// k_nn_attention.cpp).
+#define MG_NN_FLOAT_KERNEL(Name, Impl, required)                                              \
+  int k##Name(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {   \
+    if (checkArity(#Name, nin, required, in, nout, 1, ctx)) return 1;                         \
+    return byFloatType(in[0].dtype, #Name, ctx, [&](auto tag) {                               \
+      return Impl<decltype(tag)>(a, in, nin, out, nout, ctx);                                 \
+    });                                                                                       \
+  }
+
 inline bool present(const Tensor* in, int nin, int i) { return i < nin && in[i].present(); }
 
 inline int spatialAttrsFrom(const char* op, const Attrs& a, SpatialAttrs* s, Ctx& ctx) {

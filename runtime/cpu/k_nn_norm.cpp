@@ -307,14 +307,6 @@ int lrnT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& 
 
 }  // namespace
 
-#define MG_NN_FLOAT_KERNEL(Name, Impl, required)                                              \
-  int k##Name(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {   \
-    if (checkArity(#Name, nin, required, in, nout, 1, ctx)) return 1;                         \
-    return byFloatType(in[0].dtype, #Name, ctx, [&](auto tag) {                               \
-      return Impl<decltype(tag)>(a, in, nin, out, nout, ctx);                                 \
-    });                                                                                       \
-  }
-
 MG_NN_FLOAT_KERNEL(BatchNormalization, batchNormT, 5)
 MG_NN_FLOAT_KERNEL(InstanceNormalization, instanceNormT, 3)
 MG_NN_FLOAT_KERNEL(LayerNormalization, layerNormT, 2)
@@ -322,7 +314,6 @@ MG_NN_FLOAT_KERNEL(GroupNormalization, groupNormT, 3)
 MG_NN_FLOAT_KERNEL(LpNormalization, lpNormT, 1)
 MG_NN_FLOAT_KERNEL(MeanVarianceNormalization, mvnT, 1)
 MG_NN_FLOAT_KERNEL(LRN, lrnT, 1)
-#undef MG_NN_FLOAT_KERNEL
 
 }  // namespace nn
 }  // namespace mgrt
