@@ -81,10 +81,11 @@ def control_flow_cases():
     add(n, 19, [node("If", ["cond"], ["y"],
                      then_branch=graph([node("Mul", ["x", "x"], ["t"])], "then", [],
                                        [("t", FT, [3, 4])]),
-                     else_branch=graph([node("Neg", ["x"], ["e"])], "else", [],
-                                       [("e", FT, [3, 4])]))],
+                     else_branch=graph([node("Transpose", ["x"], ["e"])], "else", [],
+                                       [("e", FT, [4, 3])]))],
         [("cond", np.array(True)), ("x", f32(r, (3, 4)))], [("y", F)],
-        doc="condition a graph input (bound at compile time): the then branch")
+        doc="condition a graph input that decides the output shape ([3,4] or [4,3]), so check "
+            "binds it at compile time: the then branch; x stays a run-time input")
     n = "if21_folded_cond"
     r = rng_for(n)
     add(n, 21, [node("Size", ["x"], ["size"]), node("Equal", ["size", "twelve"], ["cond"]),
