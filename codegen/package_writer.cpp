@@ -292,7 +292,12 @@ Expected<PackageSummary> writePackage(const Graph& g, const MemoryPlan& plan,
     vars["TARGET_BUILD_NOTE"] = cuda ? "for NVIDIA GPUs with nvcc (CUDA toolkit)" : "for AMD GPUs with hipcc (ROCm/HIP)";
     vars["TARGET_TOOLKIT"] = cuda ? "CUDA toolkit (nvcc, cudart)" : "HIP toolkit (hipcc, amdhip64)";
   } else {
-    MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, o.inputNames, o.outputNames));
+    // The CPU profile prices each step's work (a step too small to split runs on one thread):
+    // o.device where it names a cpu profile (a copy of devices/host.profile), else the host's.
+    Expected<DeviceProfile> host = loadDeviceProfile(o.device.empty() ? "host" : o.device);
+    if (!host.ok() || !host->isCpu()) host = loadDeviceProfile("host");
+    if (!host.ok()) return host.status();
+    MG_RETURN_IF_ERROR(emitCpuProgram(g, plan, vars, o.inputNames, o.outputNames, &host.value()));
   }
 
   std::string bin = o.name + "_weights.bin";

@@ -71,7 +71,7 @@ std::string nodeSignature(const Node& n) {
 
 Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
                       const std::vector<std::string>& inputNames,
-                      const std::vector<std::string>& outputNames) {
+                      const std::vector<std::string>& outputNames, const DeviceProfile* host) {
   // Slots: every value with storage, in creation order.
   std::map<const Value*, int> slot;
   std::string slots;
@@ -147,10 +147,12 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     row += " /* -> */";
     for (const Value* v : n.outputs()) row += fmt::format(" {},", slot.at(v));
     io += fmt::format("    /* #{} */{}\n", i, row);
-    steps += fmt::format("    {{{}, {}, {}, {}, {}, {}}},  // #{} {}: {}\n", cStringLiteral(n.kind()),
+    // Threads: the cost model's count for the step on its own (1: the calling thread alone).
+    const int threads = host ? cpuStepThreads(n, *host) : 0;
+    steps += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // #{} {}: {}{}\n", cStringLiteral(n.kind()),
                          cStringLiteral(n.name()), cStringLiteral(attrs), ioPos,
-                         n.numInputs(), n.numOutputs(), i, commentSafe(n.name()),
-                         nodeSignature(n));
+                         n.numInputs(), n.numOutputs(), threads, i, commentSafe(n.name()),
+                         nodeSignature(n), threads == 1 ? " (one thread)" : "");
     ioPos += static_cast<int>(n.numInputs() + n.numOutputs());
   }
 

@@ -225,10 +225,15 @@ int execute(Model* m, const void* const* inputs, void* const* outputs) {
       i += r.count - 1;
       continue;
     }
+    // The compiler's thread count for the step: 1 runs it on this thread, k limits the pool.
+    const int want = p.steps[i].threads;
+    ctx.pool = want == 1 ? nullptr : m->pool.get();
+    if (ctx.pool) ctx.pool->setRunLimit(want);
     if (runStep(m, i, m->scratch.data(), ctx) != 0) return stepFailed(m, i, ctx);
     if (hasData && !m->stepSymbols[i].empty())
       if (int s = dynBindData(m, i, i + 1); s != kOk) return s;
   }
+  if (m->pool) m->pool->setRunLimit(0);
   if (m->profile) {
     // The first run of a handle also packs each layer's weights into its kernel's panels (done
     // once per handle, on first use): kept apart, so the averages show the steady state.

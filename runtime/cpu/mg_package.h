@@ -51,6 +51,11 @@ struct StepDesc {
   int32_t io;         // first entry in stepIo: nin operand slots (-1: absent), then nout results
   int32_t nin;
   int32_t nout;
+  // The most threads the step's work keeps busy (the compiler's cost model: a chunk of at least
+  // a few microseconds per thread, docs/COST_MODEL.md); 0: as many as the pool has. A step of 1
+  // runs on the calling thread alone: splitting it would cost more in the pool's fork and join,
+  // and in its data moving between cores, than the second core gives back.
+  int32_t threads = 0;
 };
 
 // Steps [first, first + count) are the members of one joint group, mutually independent, and the

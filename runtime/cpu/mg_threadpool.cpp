@@ -117,6 +117,9 @@ void ThreadPool::workerLoop(int self) {
     // Join the region of generation `seen` if its gate is still open.
     uint64_t v = gate_.load(std::memory_order_acquire);
     bool joined = false;
+    // A region limited to fewer threads (setRunLimit) is not this worker's to join; active_ was
+    // written before the gate of generation `seen` opened, which the acquire above saw.
+    if ((v >> 32) == seen && self >= active_.load(std::memory_order_relaxed)) continue;
     while ((v >> 32) == seen && !(v & kClosed)) {
       if (gate_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
         joined = true;
@@ -160,9 +163,10 @@ void ThreadPool::runChunks(int self) {
     while (take(0, false, &b, &e)) runUnits(b, e);
     return;
   }
+  const int active = active_.load(std::memory_order_relaxed);
   while (take(self, false, &b, &e)) runUnits(b, e);
-  for (int k = 1; k < nthreads_; ++k) {
-    const int victim = (self + k) % nthreads_;
+  for (int k = 1; k < active; ++k) {
+    const int victim = (self + k) % active;
     while (take(victim, true, &b, &e)) runUnits(b, e);
   }
 }
@@ -170,7 +174,8 @@ void ThreadPool::runChunks(int self) {
 void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
-  if (nthreads_ == 1 || n <= grain) {
+  const int T = runLimit_ > 0 ? std::min(runLimit_, nthreads_) : nthreads_;
+  if (T == 1 || n <= grain) {
     fn(0, n);
     return;
   }
@@ -180,17 +185,18 @@ void ThreadPool::run(int64_t n, int64_t grain, const std::function<void(int64_t,
   // Shares: thread t owns units [units * t / T, units * (t + 1) / T), taken about a quarter at a
   // time (at least `grain` items) so that a thread that finishes early has some left to steal,
   // and a thread that never came leaves four chunks to the others, not one.
-  const int64_t share = (units + nthreads_ - 1) / nthreads_;
+  const int64_t share = (units + T - 1) / T;
   chunkUnits_ = std::max((grain + unit_ - 1) / unit_, (share + 3) / 4);
   inOrder_ = false;
   n_ = n;
   fn_ = &fn;
   pinned_ = nullptr;
   for (int t = 0; t < nthreads_; ++t) {
-    const uint64_t b = static_cast<uint64_t>(units * t / nthreads_);
-    const uint64_t e = static_cast<uint64_t>(units * (t + 1) / nthreads_);
+    const uint64_t b = t < T ? static_cast<uint64_t>(units * t / T) : 0;
+    const uint64_t e = t < T ? static_cast<uint64_t>(units * (t + 1) / T) : 0;
     ranges_[t].frontBack.store(b | (e << 32), std::memory_order_relaxed);
   }
+  active_.store(T, std::memory_order_relaxed);
   runOpenRegion();
 }
 
@@ -211,6 +217,7 @@ void ThreadPool::runInOrder(int64_t n, const std::function<void(int64_t, int64_t
   // All units in range 0, which every thread takes from the front.
   for (int t = 0; t < nthreads_; ++t)
     ranges_[t].frontBack.store(t == 0 ? static_cast<uint64_t>(units) << 32 : 0, std::memory_order_relaxed);
+  active_.store(nthreads_, std::memory_order_relaxed);
   runOpenRegion();
 }
 
@@ -231,6 +238,7 @@ void ThreadPool::runPinned(const std::function<void(int)>& fn) {
   for (int t = 0; t < nthreads_; ++t)
     ranges_[t].frontBack.store(static_cast<uint64_t>(t) | (static_cast<uint64_t>(t + 1) << 32),
                                std::memory_order_relaxed);
+  active_.store(nthreads_, std::memory_order_relaxed);
   runOpenRegion();
   pinned_ = nullptr;
 }

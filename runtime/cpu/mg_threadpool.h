@@ -67,6 +67,12 @@ class ThreadPool {
   // OS thread runs a share.
   void runPinned(const std::function<void(int)>& fn);
 
+  // The most threads the next run() regions may use (0 or >= threads(): all of them), until set
+  // again: a step whose work keeps k cores busy (the compiler's decision, StepDesc::threads) has
+  // its loops shared among threads 0..k-1; the others do not join. runInOrder and runPinned
+  // regions are not limited. Set by the thread that runs regions.
+  void setRunLimit(int k) { runLimit_ = k; }
+
   // How many workers joined the last region (0: the caller ran all of it). For tests and
   // diagnostics; read by the thread that runs regions.
   int joinedLastRegion() const { return lastJoined_; }
@@ -106,6 +112,10 @@ class ThreadPool {
   };
   std::unique_ptr<Range[]> ranges_;
   int64_t unit_ = 1, chunkUnits_ = 1, n_ = 0;
+  int runLimit_ = 0;
+  // The threads that share the open region: workers 1..active_-1 join it, the others stay out.
+  // Written before the gate opens (published with it).
+  std::atomic<int> active_{0};
   bool inOrder_ = false;  // runInOrder: every thread takes from the front of range 0
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   const std::function<void(int)>* pinned_ = nullptr;  // set for the length of a runPinned

@@ -755,4 +755,22 @@ double streamsLatency(const std::vector<const Node*>& members, const DeviceProfi
   return launch + body;
 }
 
+int cpuStepThreads(const Node& n, const DeviceProfile& p) {
+  if (p.isGpu() || p.smCount <= 0) return 0;
+  // Shapes known only at run time: the work is not known here, so the pool is not limited.
+  for (const Value* v : n.inputs())
+    if (v && v->isSymbolic()) return 0;
+  for (const Value* v : n.outputs())
+    if (v && v->isSymbolic()) return 0;
+  const OpWork w = opWork(n);
+  if (w.cls == OpWork::Class::kView) return 0;
+  // A recurrence is one parallel region per dependent step: its step's work decides. A
+  // bidirectional layer's two directions run side by side on two threads (f_recurrent.cpp).
+  const double serial = cpuSerialUs(w, p) / static_cast<double>(std::max<int64_t>(w.serialSteps, 1));
+  const double chunks = std::floor(serial / kCpuMinChunkUs);
+  const int atLeast = w.serialSteps > 1 && w.gemm.batch == 2 ? 2 : 1;
+  if (chunks >= kCpuMaxStepThreads) return 0;
+  return std::max(atLeast, static_cast<int>(chunks));
+}
+
 }  // namespace magneto

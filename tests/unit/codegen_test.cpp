@@ -16,6 +16,7 @@
 #include "magneto/driver/compare.h"
 #include "magneto/ir/text.h"
 #include "magneto/ir/verifier.h"
+#include "magneto/target/device_profile.h"
 
 namespace magneto {
 namespace {
@@ -327,6 +328,54 @@ TEST(CpuEmitter, JointGroupIsOneRegionBiggestFirst) {
   ASSERT_TRUE(emitCpuProgram(*flat, *flatPlan, flatVars).ok());
   EXPECT_EQ(flatVars["NUM_REGIONS"], "0");
   EXPECT_EQ(flatVars["REGION_TABLE"], "");
+}
+
+// Each step carries the cost model's thread count (StepDesc::threads): a step too small to split
+// runs on the calling thread (1), a small GEMM on a few threads, a big one on the whole pool (0).
+// Without a host profile every step may use the whole pool.
+TEST(CpuEmitter, StepsCarryTheirThreadCount) {
+  auto g = testing::parseVerified(R"(graph @threads {
+  input %x : f32[4,100]
+  input %a : f32[64,64]
+  input %b : f32[256,512]
+  const %w : f32[512,512] = random<1>
+  %r = Relu(%x) loc("tiny")
+  %m = MatMul(%a, %a) loc("small")
+  %big = MatMul(%b, %w) loc("big")
+  output %r
+  output %m
+  output %big
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  // 2 cores at 64 GFLOP/s each: a GEMM runs at 0.6 of it, so the 64x64x64 MatMul (0.52 MFLOP)
+  // is 13.7 us of one core, 6 chunks of 2 us; the Relu's 400 elements are far under one chunk.
+  auto host = parseDeviceProfile(R"(name = test_host
+kind = cpu
+vendor = intel
+arch = x86-64
+description = two cores
+sm_count = 2
+clock_ghz = 2.0
+fp32_flops_per_cycle = 32
+fp32_tflops = 0.128
+mem_bandwidth_gbs = 20
+l2_mb = 4
+launch_overhead_us = 5
+)", "test_host.profile");
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  TemplateVars vars;
+  ASSERT_TRUE(emitCpuProgram(*g, *plan, vars, {}, {}, &host.value()).ok());
+  const std::string& steps = vars["STEP_TABLE"];
+  EXPECT_NE(steps.find("\"tiny\", \"\", 0, 1, 1, 1},  // #0 tiny"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("(one thread)"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("\"small\", \"\", 2, 2, 1, 6},"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("\"big\", \"\", 5, 2, 1, 0},"), std::string::npos) << steps;
+  TemplateVars noHost;
+  ASSERT_TRUE(emitCpuProgram(*g, *plan, noHost).ok());
+  EXPECT_NE(noHost["STEP_TABLE"].find("\"tiny\", \"\", 0, 1, 1, 0},"), std::string::npos)
+      << noHost["STEP_TABLE"];
 }
 
 std::map<std::string, std::string> readTree(const fs::path& dir) {

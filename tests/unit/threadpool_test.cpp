@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -55,6 +57,39 @@ TEST(ThreadPoolShared, StaticRangesOnceWithSleepingWorkers) {
       });
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "item " << i;
     }
+  }
+}
+
+// setRunLimit(k): a region's items run on threads 0..k-1 only (k = 1: the caller alone, no worker
+// joins), every item once; runPinned regions are not limited; 0 lifts the limit.
+TEST(ThreadPoolShared, RunLimitKeepsARegionOnItsThreads) {
+  mgrt::ThreadPool pool(4);
+  for (int limit : {1, 2, 3, 0}) {
+    pool.setRunLimit(limit);
+    for (int round = 0; round < 100; ++round) {
+      std::vector<std::atomic<int>> hits(97);
+      for (auto& h : hits) h.store(0);
+      std::mutex mu;
+      std::set<std::thread::id> ran;
+      pool.run(97, 1, [&](int64_t b, int64_t e) {
+        {
+          std::lock_guard<std::mutex> lk(mu);
+          ran.insert(std::this_thread::get_id());
+        }
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::microseconds(5));  // so that workers do come
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "limit " << limit;
+      if (limit > 0) {
+        ASSERT_LE(static_cast<int>(ran.size()), limit) << "limit " << limit;
+        ASSERT_LE(pool.joinedLastRegion(), limit - 1) << "limit " << limit;
+      }
+      if (limit == 1) ASSERT_EQ(*ran.begin(), std::this_thread::get_id());
+    }
+    std::vector<std::atomic<int>> shares(4);
+    for (auto& s : shares) s.store(0);
+    pool.runPinned([&](int s) { shares[static_cast<size_t>(s)].fetch_add(1); });
+    for (auto& s : shares) ASSERT_EQ(s.load(), 1) << "runPinned under limit " << limit;
   }
 }
 

@@ -9,6 +9,7 @@
 #include "magneto/codegen/template.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
+#include "magneto/target/device_profile.h"
 
 namespace magneto {
 
@@ -17,9 +18,12 @@ namespace magneto {
 // ARENA_BYTES into `vars`. A region is the steps of one joint group: the runtime runs them as one
 // parallel region whose work items are the members (each on one thread, biggest first).
 // inputNames / outputNames: the interface names by position (empty: the values' names).
+// host: the CPU profile whose cost model gives each step its thread count (cpuStepThreads,
+// StepDesc::threads); null: every step may use the whole pool.
 Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
                       const std::vector<std::string>& inputNames = {},
-                      const std::vector<std::string>& outputNames = {});
+                      const std::vector<std::string>& outputNames = {},
+                      const DeviceProfile* host = nullptr);
 
 // Whether the CPU runtime has a kernel for `op`, and which: "fast", "reference" or "".
 std::string cpuKernelKind(const std::string& op);

@@ -170,4 +170,12 @@ double sequentialLatency(const std::vector<const Node*>& members, const DevicePr
 // wave of the device, else the sum of their device-time shares); launches partially overlap.
 double streamsLatency(const std::vector<const Node*>& members, const DeviceProfile& p);
 
+// The CPU target: how many threads node `n` keeps busy as one step of a package (StepDesc::threads,
+// runtime/cpu/mg_package.h): the model's cores for a lone op, floor(serial / kCpuMinChunkUs) at
+// least 1, before the cap by the profile's core count (the package may run with another pool).
+// 0: no limit (work for kCpuMaxStepThreads threads or more, a view, shapes known only at run
+// time, or a GPU profile).
+int cpuStepThreads(const Node& n, const DeviceProfile& p);
+constexpr int kCpuMaxStepThreads = 64;
+
 }  // namespace magneto
