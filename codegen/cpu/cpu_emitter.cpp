@@ -149,9 +149,15 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     io += fmt::format("    /* #{} */{}\n", i, row);
     // Threads: the cost model's count for the step on its own (1: the calling thread alone).
     const int threads = host ? cpuStepThreads(n, *host) : 0;
-    steps += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // #{} {}: {}{}\n", cStringLiteral(n.kind()),
-                         cStringLiteral(n.name()), cStringLiteral(attrs), ioPos,
-                         n.numInputs(), n.numOutputs(), threads, i, commentSafe(n.name()),
+    // FLOPs and bytes for the profile's roofline (-1 where shapes are known only at run time).
+    bool symbolic = false;
+    for (const Value* v : n.inputs()) symbolic |= v && v->isSymbolic();
+    for (const Value* v : n.outputs()) symbolic |= v && v->isSymbolic();
+    const OpWork work = opWork(n);
+    const double flops = symbolic ? -1 : work.flops, bytes = symbolic ? -1 : work.bytes;
+    steps += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {:.6g}, {:.6g}}},  // #{} {}: {}{}\n",
+                         cStringLiteral(n.kind()), cStringLiteral(n.name()), cStringLiteral(attrs), ioPos,
+                         n.numInputs(), n.numOutputs(), threads, flops, bytes, i, commentSafe(n.name()),
                          nodeSignature(n), threads == 1 ? " (one thread)" : "");
     ioPos += static_cast<int>(n.numInputs() + n.numOutputs());
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "mg_kernels.h"
+#include "mg_roofline.h"
 #include "mg_threadpool.h"
 
 namespace mgrt {
@@ -268,25 +269,58 @@ void printProfile(const Model* m) {
   if (p.numRegions > 0 && m->threads > 1)
     std::fprintf(stderr, "  (%d parallel regions: their members' times overlap, so the sum exceeds the run time)\n",
                  p.numRegions);
+  // The roofline: this machine's FMA peak per thread and memory bandwidth, probed now. A step's
+  // peak is the per-thread peak times the threads it ran on (its StepDesc::threads within the
+  // pool; a parallel region's member runs on one).
+  const mgrt::MachinePeaks peaks = mgrt::probeMachinePeaks(m->pool.get());
+  std::fprintf(stderr,
+               "  roofline (probed now): FMA peak %.1f GFLOP/s per thread (%d-lane FP32 FMAs), memory "
+               "bandwidth %.1f GB/s (%d thread(s), triad)\n",
+               peaks.fmaGflopsPerThread, peaks.vectorFloats, peaks.bandwidthGbs, m->threads);
+  auto stepThreads = [&](int i) {
+    if (m->regionAt[i] >= 0 && m->pool) return 1;
+    const int t = p.steps[i].threads;
+    return t > 0 ? std::min(t, m->threads) : m->threads;
+  };
   // Per op kind (the step's op: fused chains are MgElementwise), most time first.
-  std::vector<std::string> kinds;
-  std::vector<double> kindSeconds;
-  std::vector<int> kindSteps;
+  struct Kind {
+    std::string op;
+    double seconds = 0, flops = 0, bytes = 0, roofSeconds = 0;  // per profiled run: work
+    int steps = 0;
+    bool counted = true;  // every step's work known at compile time
+  };
+  std::vector<Kind> kinds;
   for (int i = 0; i < p.numSteps; ++i) {
     size_t k = 0;
-    while (k < kinds.size() && kinds[k] != p.steps[i].op) ++k;
-    if (k == kinds.size()) kinds.push_back(p.steps[i].op), kindSeconds.push_back(0.0), kindSteps.push_back(0);
-    kindSeconds[k] += m->stepSeconds[i];
-    ++kindSteps[k];
+    while (k < kinds.size() && kinds[k].op != p.steps[i].op) ++k;
+    if (k == kinds.size()) kinds.push_back(Kind{p.steps[i].op});
+    Kind& kd = kinds[k];
+    kd.seconds += m->stepSeconds[i];
+    ++kd.steps;
+    const StepDesc& st = p.steps[i];
+    if (st.flops < 0 || st.bytes < 0) {
+      kd.counted = false;
+      continue;
+    }
+    kd.flops += st.flops;
+    kd.bytes += st.bytes;
+    if (peaks.fmaGflopsPerThread > 0) kd.roofSeconds += st.flops / (peaks.fmaGflopsPerThread * 1e9 * stepThreads(i));
   }
-  std::vector<size_t> byKind(kinds.size());
-  for (size_t k = 0; k < kinds.size(); ++k) byKind[k] = k;
-  std::stable_sort(byKind.begin(), byKind.end(),
-                   [&](size_t a, size_t b) { return kindSeconds[a] > kindSeconds[b]; });
-  std::fprintf(stderr, "  by op kind:\n");
-  for (size_t k : byKind)
-    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  %-20s %d step(s)\n", 1e3 * kindSeconds[k] / m->profiledRuns,
-                 total > 0 ? 100.0 * kindSeconds[k] / total : 0.0, kinds[k].c_str(), kindSteps[k]);
+  std::stable_sort(kinds.begin(), kinds.end(), [](const Kind& a, const Kind& b) { return a.seconds > b.seconds; });
+  std::fprintf(stderr, "  by op kind:%*s GFLOP/s   %%peak     GB/s   %%bw\n", 44, "");
+  for (const Kind& kd : kinds) {
+    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  %-20s %3d step(s)", 1e3 * kd.seconds / m->profiledRuns,
+                 total > 0 ? 100.0 * kd.seconds / total : 0.0, kd.op.c_str(), kd.steps);
+    if (!kd.counted || kd.seconds <= 0) {
+      std::fprintf(stderr, "  (work known at run time only)\n");
+      continue;
+    }
+    const double perRun = kd.seconds / m->profiledRuns;
+    const double gbs = kd.bytes / perRun * 1e-9;
+    std::fprintf(stderr, "  %8.1f  %5.1f%%  %7.1f %4.0f%%\n", kd.flops / perRun * 1e-9,
+                 100.0 * kd.roofSeconds / perRun, gbs,
+                 peaks.bandwidthGbs > 0 ? 100.0 * gbs / peaks.bandwidthGbs : 0.0);
+  }
   // The 25 slowest steps, or MAGNETO_PROFILE_STEPS of them (0: every step).
   int shown = 25;
   if (const char* e = std::getenv("MAGNETO_PROFILE_STEPS")) {
@@ -296,9 +330,16 @@ void printProfile(const Model* m) {
   std::fprintf(stderr, "  slowest steps:\n");
   for (int k = 0; k < p.numSteps && k < shown; ++k) {
     int i = order[k];
-    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  step %3d  %-20s %s\n",
-                 1e3 * m->stepSeconds[i] / m->profiledRuns,
-                 total > 0 ? 100.0 * m->stepSeconds[i] / total : 0.0, i, p.steps[i].op, p.steps[i].node);
+    const StepDesc& st = p.steps[i];
+    const double perRun = m->stepSeconds[i] / m->profiledRuns;
+    char roof[96] = "";
+    if (st.flops >= 0 && perRun > 0 && peaks.fmaGflopsPerThread > 0)
+      std::snprintf(roof, sizeof roof, "  [%.1f GFLOP/s, %.0f%% of %d-thread peak; %.1f GB/s]",
+                    st.flops / perRun * 1e-9,
+                    100.0 * st.flops / (peaks.fmaGflopsPerThread * 1e9 * stepThreads(i)) / perRun, stepThreads(i),
+                    st.bytes / perRun * 1e-9);
+    std::fprintf(stderr, "  %8.3f ms  %5.1f%%  step %3d  %-20s %s%s\n", 1e3 * perRun,
+                 total > 0 ? 100.0 * m->stepSeconds[i] / total : 0.0, i, st.op, st.node, roof);
   }
 }
 

@@ -56,6 +56,11 @@ struct StepDesc {
   // runs on the calling thread alone: splitting it would cost more in the pool's fork and join,
   // and in its data moving between cores, than the second core gives back.
   int32_t threads = 0;
+  // The step's work at its compiled shapes, for the profile's roofline columns (the cost model's
+  // counts, docs/COST_MODEL.md: a multiply-add is 2 FLOPs; every operand and result once); -1:
+  // shapes known only at run time.
+  double flops = -1;
+  double bytes = -1;
 };
 
 // Steps [first, first + count) are the members of one joint group, mutually independent, and the

@@ -368,13 +368,13 @@ launch_overhead_us = 5
   TemplateVars vars;
   ASSERT_TRUE(emitCpuProgram(*g, *plan, vars, {}, {}, &host.value()).ok());
   const std::string& steps = vars["STEP_TABLE"];
-  EXPECT_NE(steps.find("\"tiny\", \"\", 0, 1, 1, 1},  // #0 tiny"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("\"tiny\", \"\", 0, 1, 1, 1, 400, 3200},  // #0 tiny"), std::string::npos) << steps;
   EXPECT_NE(steps.find("(one thread)"), std::string::npos) << steps;
-  EXPECT_NE(steps.find("\"small\", \"\", 2, 2, 1, 6},"), std::string::npos) << steps;
-  EXPECT_NE(steps.find("\"big\", \"\", 5, 2, 1, 0},"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("\"small\", \"\", 2, 2, 1, 6, 524288,"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("\"big\", \"\", 5, 2, 1, 0, 1.34218e+08,"), std::string::npos) << steps;
   TemplateVars noHost;
   ASSERT_TRUE(emitCpuProgram(*g, *plan, noHost).ok());
-  EXPECT_NE(noHost["STEP_TABLE"].find("\"tiny\", \"\", 0, 1, 1, 0},"), std::string::npos)
+  EXPECT_NE(noHost["STEP_TABLE"].find("\"tiny\", \"\", 0, 1, 1, 0, 400,"), std::string::npos)
       << noHost["STEP_TABLE"];
 }
 
