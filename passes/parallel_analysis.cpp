@@ -18,7 +18,7 @@ bool isGroupableOp(const Node& n) {
   static const std::set<std::string> kCompute = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       "GlobalMaxPool", "LpPool", "BatchNormalization", "InstanceNormalization",
-      "LayerNormalization", "Softmax", "LogSoftmax", "LRN", "LSTM", "GRU", "RNN", "Einsum",
+      "LayerNormalization", "RMSNormalization", "Softmax", "LogSoftmax", "LRN", "LSTM", "GRU", "RNN", "Einsum",
       "MgElementwise", "Resize", "ReduceMean", "ReduceSum", "ReduceMax", "Gather", "Transpose"};
   if (kCompute.count(n.kind())) return true;
   // A slice copied into its Concat's result (place-concat-slices) is a kernel; a view is not.

@@ -13,6 +13,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeDecomposeAttentionPass);
     add(makeCanonicalizePass);
     add(makeFoldPass);
+    add(makeFuseLayerNormPass);
     add(makeFoldBatchNormPass);
     add(makeFoldAffinePass);
     add(makeFoldConvScalePass);
@@ -35,8 +36,10 @@ const std::vector<PassInfo>& allPasses() {
 std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // Opset 23's transformer ops become plain ops first (every target compiles those, and the
   // fusion and parallel passes see them); then canonical cleanup so that folding and fusion
-  // see the plain graph.
-  std::string p = std::string("decompose-attention,canonicalize,fold,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
+  // see the plain graph; then the exporters' decomposed LayerNorm/RMSNorm chains become one op
+  // each (before fold-affine and fuse-elementwise take their Mul/Add apart; RMSNormalization only
+  // where the target runs it, so on cpu decompose-attention's chain comes back as the op).
+  std::string p = std::string("decompose-attention,canonicalize,fold,fuse-layernorm,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the

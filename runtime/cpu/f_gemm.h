@@ -165,5 +165,8 @@ MG_FAST_EW_DECL(Sigmoid) MG_FAST_EW_DECL(Tanh)
 int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fLogSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+// f_norm.cpp: LayerNormalization and RMSNormalization over contiguous trailing axes.
+int fLayerNormalization(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fRMSNormalization(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 
 }  // namespace mgrt

@@ -37,6 +37,8 @@ const KernelEntry* fastKernels() {
       {"Transpose", fTranspose},
       {"Softmax", fSoftmax},
       {"LogSoftmax", fLogSoftmax},
+      {"LayerNormalization", fLayerNormalization},
+      {"RMSNormalization", fRMSNormalization},
       {nullptr, nullptr},
   };
   return kTable;

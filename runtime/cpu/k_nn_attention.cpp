@@ -3,9 +3,11 @@
 // behaviour where the specification is loose: grouped-query heads map q head h to kv head
 // h / (q_heads / kv_heads); a causal mask is offset by the past length; softcap comes before the
 // mask; qk_matmul_output modes 0..3 = scaled QK, after softcap, after the mask, after softmax).
-// Compiled graphs never reach them on the default pipeline (passes/decompose_attention.cpp
-// rewrites the three ops into plain ones); the reference interpreter runs them, which makes them
-// the oracle of that pass's golden tests (tests/ir/decompose_attention*.mlir).
+// Compiled graphs reach none of them on the default pipeline (passes/decompose_attention.cpp
+// rewrites the three ops into plain ones; the RMSNormalization that fuse-layernorm makes again on
+// cpu runs f_norm.cpp's kernel, which falls back to this one for float64 and broadcast scales);
+// the reference interpreter runs them, which makes them the oracle of those passes' golden tests
+// (tests/ir/decompose_attention*.mlir, fuse_layernorm*.mlir).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,7 +1,8 @@
 // NN op family, part 4: the transformer ops of opset 23 (RMSNormalization, RotaryEmbedding,
 // Attention): schemas and shape inference. The reference kernels are runtime/cpu/k_nn_attention.cpp;
 // the default pipeline rewrites all three into plain ops first (passes/decompose_attention.cpp),
-// so no target needs a kernel of its own. The checks here are what both rely on: a node that gets
+// so no target needs a kernel of its own (on cpu, fuse-layernorm then takes RMSNormalization's
+// chain back into the op for its fast kernel, runtime/cpu/f_norm.cpp). The checks here are what both rely on: a node that gets
 // past inference decomposes.
 #include "nn_ops_common.h"
 

@@ -199,7 +199,7 @@ OpWork opWork(const Node& n) {
     w.note = "normalization (inference)";
     return w;
   }
-  if (isKind(n, {"LayerNormalization", "InstanceNormalization", "GroupNormalization",
+  if (isKind(n, {"LayerNormalization", "RMSNormalization", "InstanceNormalization", "GroupNormalization",
                  "MeanVarianceNormalization", "LpNormalization"})) {
     w.flops = 8.0 * static_cast<double>(inN);  // mean, variance, normalize, scale, shift
     w.elements = inN;

@@ -49,6 +49,10 @@ std::unique_ptr<Pass> makeDcePass();
 Expected<bool> decomposeAttentionOps(Graph& g);
 std::unique_ptr<Pass> makeDecomposeAttentionPass();
 std::unique_ptr<Pass> makeCanonicalizePass();
+// passes/fuse_layernorm.cpp: decomposed LayerNorm / RMSNorm chains -> LayerNormalization /
+// RMSNormalization, as far as `target` ("cpu", "cuda", "hip") runs them (target_limits.h).
+Expected<bool> fuseLayerNorm(Graph& g, const std::string& target = "cpu");
+std::unique_ptr<Pass> makeFuseLayerNormPass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFoldAffinePass();
 std::unique_ptr<Pass> makeFoldConvScalePass();

@@ -16,4 +16,14 @@ inline int maxFusedElementwiseInputs(const std::string& target) {
   return target == "cuda" || target == "hip" ? kGpuMapMaxInputs : 0;
 }
 
+// The normalization ops fuse-layernorm may create for `target` (passes/fuse_layernorm.cpp). The
+// cuda/hip lowering has no RMSNormalization program, and its row program (LayerNormalization:
+// codegen/gpu/lower_compute.cpp, lowerRows) reads float32 (or float16 storage) and a scale and
+// bias holding every element of the normalized dims; the CPU kernels take both ops in float32 and
+// float64 with any broadcast of the scale and bias over the normalized dims.
+inline bool normTargetIsGpu(const std::string& target) { return target == "cuda" || target == "hip"; }
+inline bool targetRunsRMSNormalization(const std::string& target) { return !normTargetIsGpu(target); }
+inline bool targetRunsFloat64Norms(const std::string& target) { return !normTargetIsGpu(target); }
+inline bool targetNeedsFullNormAffine(const std::string& target) { return normTargetIsGpu(target); }
+
 }  // namespace magneto
