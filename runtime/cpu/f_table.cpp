@@ -7,6 +7,7 @@ namespace mgrt {
 const KernelEntry* fastKernels() {
   static const KernelEntry kTable[] = {
       {"Conv", fConv},
+      {"ConvTranspose", fConvTranspose},
       {"Gemm", fGemm},
       {"MatMul", fMatMul},
       {"MaxPool", fMaxPool},

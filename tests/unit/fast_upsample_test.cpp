@@ -1,0 +1,212 @@
+// Tests of the fast kernels for the shapes of issue #41 (small GEMMs in disguise) against the
+// reference kernels (runtime/cpu/k_*.cpp) on odd shapes: ConvTranspose (f_conv_transpose.cpp:
+// overlapping and non-overlapping taps, strides above the kernel, dilations, pads, output_padding,
+// output_shape and auto_pad, groups, 1-D, channel counts off the GEMM's blocks, K slices, bands
+// of rows), nearest Resize (f_resize.cpp: integer and fractional factors, every coordinate
+// transform and rounding mode, several dtypes) and 1-D convolutions (f_conv.cpp's strided-view
+// GEMM for one input channel and its 1-D form of the 2-D kernels); each on 1 and 2 threads, with
+// the weights also marked constant (packed once in a step state, run twice).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "k_nn_shapes.h"
+#include "mg_kernels.h"
+#include "mg_runtime.h"
+#include "mg_threadpool.h"
+
+// A named namespace: a unity build compiles this file with the other fast-kernel tests as one.
+namespace fast_upsample_test {
+
+using mgrt::Tensor;
+
+struct Arr {
+  std::vector<float> v;
+  Tensor t;
+  Arr() = default;
+  Arr(const std::vector<int64_t>& dims, std::mt19937* rng, float fill = 0.f) {
+    t.rank = static_cast<int32_t>(dims.size());
+    int64_t n = 1;
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i], n *= dims[i];
+    v.assign(static_cast<size_t>(n), fill);
+    if (rng) {
+      std::uniform_real_distribution<float> d(-1.f, 1.f);
+      for (auto& x : v) x = d(*rng);
+    }
+    t.data = v.data();
+    t.dtype = mgrt::kF32;
+  }
+};
+
+class FastUpsample : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (GetParam() > 1) pool_ = std::make_unique<mgrt::ThreadPool>(GetParam());
+  }
+  mgrt::ThreadPool* pool() { return pool_.get(); }
+  std::unique_ptr<mgrt::ThreadPool> pool_;
+};
+
+// Runs op's reference kernel and its fast kernel on `in` into buffers of outDims, then the fast one
+// twice more with operand 1 marked constant (state kept between the runs). Float outputs must agree
+// within tol relative; others exactly.
+void compare(const char* op, const std::string& attrs, const std::vector<Tensor>& in,
+             const std::vector<int64_t>& outDims, mgrt::ThreadPool* pool, float tol = 2e-5f,
+             mgrt::DType outType = mgrt::kF32) {
+  mgrt::KernelFn ref = mgrt::findKernel(op), fast = mgrt::findFastKernel(op);
+  ASSERT_NE(ref, nullptr) << op;
+  ASSERT_NE(fast, nullptr) << op << " has no fast kernel";
+  ASSERT_NE(ref, fast) << op;
+  const size_t esz = mgrt::dtypeSize(outType);
+  int64_t n = 1;
+  for (int64_t d : outDims) n *= d;
+  std::vector<unsigned char> want(static_cast<size_t>(n) * esz, 0xAB), got(want.size(), 0xCD);
+  auto outT = [&](std::vector<unsigned char>& buf) {
+    Tensor t;
+    t.rank = static_cast<int32_t>(outDims.size());
+    for (size_t i = 0; i < outDims.size(); ++i) t.dims[i] = outDims[i];
+    t.dtype = outType;
+    t.data = buf.data();
+    return t;
+  };
+  mgrt::Attrs a(attrs.c_str());
+  {
+    Tensor o = outT(want);
+    mgrt::Ctx c;
+    c.pool = pool;
+    ASSERT_EQ(ref(a, in.data(), static_cast<int>(in.size()), &o, 1, c), 0) << op << " reference: " << c.error;
+  }
+  auto check = [&](const char* how) {
+    if (outType != mgrt::kF32) {
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size()), 0) << op << " " << attrs << " " << how;
+      return;
+    }
+    const float* w = reinterpret_cast<const float*>(want.data());
+    const float* g = reinterpret_cast<const float*>(got.data());
+    for (int64_t i = 0; i < n; ++i)
+      if (!(std::fabs(w[i] - g[i]) <= tol * (1.f + std::fabs(w[i])))) {
+        ADD_FAILURE() << op << " " << attrs << " " << how << ": element " << i << " of " << n << ": got "
+                      << g[i] << " want " << w[i];
+        return;
+      }
+  };
+  {
+    Tensor o = outT(got);
+    mgrt::Ctx c;
+    c.pool = pool;
+    ASSERT_EQ(fast(a, in.data(), static_cast<int>(in.size()), &o, 1, c), 0) << op << " fast: " << c.error;
+    check("(no state)");
+  }
+  mgrt::StepState state;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(got.begin(), got.end(), static_cast<unsigned char>(0x5A + pass));
+    Tensor o = outT(got);
+    mgrt::Ctx c;
+    c.pool = pool;
+    c.state = &state;
+    c.constInputs = 1u << 1;
+    ASSERT_EQ(fast(a, in.data(), static_cast<int>(in.size()), &o, 1, c), 0) << op << " fast: " << c.error;
+    check(pass ? "(constant weights, second run)" : "(constant weights, first run)");
+  }
+}
+
+std::string ints(const char* name, const std::vector<int64_t>& v) {
+  std::string s = std::string(";") + name + "=i:";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+// ---- ConvTranspose ------------------------------------------------------------------------------
+
+struct CtCase {
+  std::vector<int64_t> x;       // input dims [n, c, spatial...]
+  int64_t mg, group;            // output channels per group, groups
+  std::vector<int64_t> kernel, strides, dilations, pads, outPad, outShape;
+  const char* autoPad;
+  bool bias;
+  const char* act;              // "" or an epilogue activation
+};
+
+void checkConvTranspose(mgrt::ThreadPool* pool, std::mt19937& rng, const CtCase& cc) {
+  std::vector<int64_t> wd = {cc.x[1], cc.mg};
+  wd.insert(wd.end(), cc.kernel.begin(), cc.kernel.end());
+  Arr X(cc.x, &rng), W(wd, &rng), B;
+  if (cc.bias) B = Arr({cc.mg * cc.group}, &rng);
+  mgrt::SpatialAttrs sa;
+  sa.strides = cc.strides;
+  sa.dilations = cc.dilations;
+  sa.pads = cc.pads;
+  sa.outputPadding = cc.outPad;
+  sa.outputShape = cc.outShape;
+  ASSERT_TRUE(mgrt::parseAutoPad(cc.autoPad, &sa.autoPad));
+  mgrt::SpatialGeometry g;
+  ASSERT_EQ(mgrt::resolveConvTransposeGeometry(std::vector<int64_t>(cc.x.begin() + 2, cc.x.end()), cc.kernel, sa, &g), "");
+  std::vector<int64_t> od = {cc.x[0], cc.mg * cc.group};
+  od.insert(od.end(), g.out.begin(), g.out.end());
+  std::string at = "group=i:" + std::to_string(cc.group) + ints("kernel_shape", cc.kernel);
+  if (!cc.strides.empty()) at += ints("strides", cc.strides);
+  if (!cc.dilations.empty()) at += ints("dilations", cc.dilations);
+  if (!cc.pads.empty()) at += ints("pads", cc.pads);
+  if (!cc.outPad.empty()) at += ints("output_padding", cc.outPad);
+  if (!cc.outShape.empty()) at += ints("output_shape", cc.outShape);
+  at += std::string(";auto_pad=s:") + cc.autoPad;
+  if (*cc.act) at += std::string(";mg_act=s:") + cc.act + ";mg_alpha=f:0.1";
+  std::vector<Tensor> in = {X.t, W.t};
+  if (cc.bias) in.push_back(B.t);
+  compare("ConvTranspose", at, in, od, pool, 5e-5f);
+}
+
+TEST_P(FastUpsample, ConvTransposeMatchesReference) {
+  std::mt19937 rng(41);
+  const CtCase cases[] = {
+      // DBNet's upsampling: kernel 2 stride 2, 24 -> 24 channels (the paired-column direct write)
+      {{1, 24, 12, 16}, 24, 1, {2, 2}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, "Relu"},
+      // batch 2 and groups, overlapping 3x3/2 taps, pads and output_padding
+      {{2, 6, 7, 9}, 5, 2, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, {1, 1}, {}, "NOTSET", true, "LeakyRelu"},
+      // 4x4/2 pad 1 (GAN / U-Net upsampling), channels off the GEMM blocks (rows 13 * 16)
+      {{1, 8, 9, 11}, 13, 1, {4, 4}, {2, 2}, {}, {1, 1, 1, 1}, {}, {}, "NOTSET", false, ""},
+      // stride above the kernel (gaps set to the bias), output_padding at the end
+      {{1, 5, 6, 7}, 7, 1, {2, 2}, {3, 3}, {}, {}, {2, 1}, {}, "NOTSET", true, ""},
+      // dilation 2 with kernel 2, stride 2: taps overlap; stride 3: they do not, with gaps
+      {{1, 4, 5, 6}, 3, 1, {2, 2}, {2, 2}, {2, 2}, {}, {}, {}, "NOTSET", true, "Sigmoid"},
+      {{2, 4, 5, 6}, 3, 1, {2, 2}, {3, 3}, {2, 2}, {0, 1, 2, 0}, {}, {}, "NOTSET", true, ""},
+      // stride 1, 3x3, pad 1 (a plain transposed convolution)
+      {{1, 9, 8, 10}, 6, 1, {3, 3}, {1, 1}, {}, {1, 1, 1, 1}, {}, {}, "NOTSET", true, "Relu"},
+      // kernel 2 stride 2 with pads cutting the first column / row on one side only
+      {{1, 3, 5, 9}, 4, 1, {2, 2}, {2, 2}, {}, {1, 1, 0, 0}, {}, {}, "NOTSET", true, ""},
+      {{1, 3, 5, 9}, 4, 1, {2, 2}, {2, 2}, {}, {0, 0, 1, 1}, {1, 1}, {}, "NOTSET", false, "Relu"},
+      // anisotropic kernel and strides
+      {{1, 5, 6, 8}, 3, 1, {3, 2}, {1, 2}, {}, {1, 0, 1, 0}, {}, {}, "NOTSET", true, ""},
+      // output_shape and auto_pad
+      {{1, 4, 5, 5}, 3, 1, {3, 3}, {2, 2}, {}, {}, {}, {10, 11}, "NOTSET", true, ""},
+      {{1, 4, 5, 6}, 3, 1, {3, 3}, {2, 2}, {}, {}, {}, {}, "SAME_UPPER", true, ""},
+      {{1, 4, 5, 6}, 3, 1, {4, 4}, {2, 2}, {}, {}, {}, {}, "SAME_LOWER", false, ""},
+      // channel counts not multiples of the GEMM's register tile, groups of odd sizes
+      {{1, 37, 13, 13}, 19, 1, {2, 2}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, ""},
+      {{2, 15, 6, 7}, 7, 3, {2, 2}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, "Relu"},
+      // K = 300 input channels: two of the GEMM's K slices
+      {{1, 300, 5, 6}, 3, 1, {2, 2}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, ""},
+      // wide rows and many output rows: several bands, with overlapping taps across band edges
+      {{1, 6, 20, 70}, 16, 1, {4, 4}, {2, 2}, {}, {1, 1, 1, 1}, {}, {}, "NOTSET", true, ""},
+      {{1, 6, 40, 70}, 16, 1, {2, 2}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, "Relu"},
+      {{1, 6, 30, 50}, 20, 1, {5, 3}, {3, 1}, {1, 2}, {2, 1, 0, 3}, {1, 0}, {}, "NOTSET", true, ""},
+      // 1-D: kernel 4 stride 2 pad 1, kernel 2 stride 2, groups
+      {{2, 6, 33}, 5, 1, {4}, {2}, {}, {1, 1}, {}, {}, "NOTSET", true, ""},
+      {{1, 8, 40}, 3, 2, {2}, {2}, {}, {}, {1}, {}, "NOTSET", true, "Relu"},
+      // one input pixel, one channel
+      {{1, 1, 1, 1}, 2, 1, {3, 3}, {2, 2}, {}, {}, {}, {}, "NOTSET", true, ""},
+  };
+  for (const CtCase& cc : cases) checkConvTranspose(pool(), rng, cc);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, FastUpsample, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) { return "T" + std::to_string(i.param); });
+
+}  // namespace fast_upsample_test
