@@ -162,6 +162,8 @@ MG_FAST_EW_DECL(Pow) MG_FAST_EW_DECL(Exp) MG_FAST_EW_DECL(Erf) MG_FAST_EW_DECL(S
 MG_FAST_EW_DECL(Reciprocal) MG_FAST_EW_DECL(Abs) MG_FAST_EW_DECL(Neg) MG_FAST_EW_DECL(Relu)
 MG_FAST_EW_DECL(Sigmoid) MG_FAST_EW_DECL(Tanh)
 #undef MG_FAST_EW_DECL
+// f_resize.cpp: nearest Resize.
+int fResize(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 // f_rows.cpp: Transpose, and Softmax / LogSoftmax over contiguous rows.
 int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);

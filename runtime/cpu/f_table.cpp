@@ -36,6 +36,7 @@ const KernelEntry* fastKernels() {
       {"Sigmoid", fSigmoid},
       {"Tanh", fTanh},
       {"Transpose", fTranspose},
+      {"Resize", fResize},
       {"Softmax", fSoftmax},
       {"LogSoftmax", fLogSoftmax},
       {nullptr, nullptr},

@@ -206,6 +206,84 @@ TEST_P(FastUpsample, ConvTransposeMatchesReference) {
   for (const CtCase& cc : cases) checkConvTranspose(pool(), rng, cc);
 }
 
+// ---- Resize (nearest) ---------------------------------------------------------------------------
+
+// Resize of x (dims xd, element type dt) by scales (or to sizes when scales is empty).
+void checkResize(mgrt::ThreadPool* pool, std::mt19937& rng, const std::vector<int64_t>& xd, mgrt::DType dt,
+                 const std::vector<float>& scales, const std::vector<int64_t>& sizes, const std::string& attrs,
+                 const std::vector<int64_t>& axes = {}) {
+  int64_t n = 1;
+  for (int64_t d : xd) n *= d;
+  const size_t esz = mgrt::dtypeSize(dt);
+  std::vector<unsigned char> xb(static_cast<size_t>(n) * esz);
+  for (auto& b : xb) b = static_cast<unsigned char>(rng());
+  if (dt == mgrt::kF32) {  // finite floats (the comparison is numeric)
+    std::uniform_real_distribution<float> u(-2.f, 2.f);
+    for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(xb.data())[i] = u(rng);
+  }
+  Tensor X;
+  X.rank = static_cast<int32_t>(xd.size());
+  for (size_t i = 0; i < xd.size(); ++i) X.dims[i] = xd[i];
+  X.dtype = dt;
+  X.data = xb.data();
+  std::vector<float> sv = scales;
+  std::vector<int64_t> zv = sizes;
+  Tensor S, Z;
+  if (!sv.empty()) {
+    S.rank = 1;
+    S.dims[0] = static_cast<int64_t>(sv.size());
+    S.dtype = mgrt::kF32;
+    S.data = sv.data();
+  } else {
+    Z.rank = 1;
+    Z.dims[0] = static_cast<int64_t>(zv.size());
+    Z.dtype = mgrt::kI64;
+    Z.data = zv.data();
+  }
+  // Output extents as the reference computes them: floor(in * scale), or the sizes.
+  std::vector<int64_t> od = xd;
+  std::vector<int64_t> ax = axes;
+  if (ax.empty())
+    for (size_t d = 0; d < xd.size(); ++d) ax.push_back(static_cast<int64_t>(d));
+  for (size_t k = 0; k < ax.size(); ++k)
+    od[ax[k]] = !sv.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(xd[ax[k]]) * sv[k])) : zv[k];
+  std::string at = "mode=s:nearest" + attrs;
+  if (!axes.empty()) at += ints("axes", axes);
+  std::vector<Tensor> in = {X, Tensor{}, S};
+  if (sv.empty()) in.push_back(Z);
+  compare("Resize", at, in, od, pool, 0.f, dt);
+}
+
+TEST_P(FastUpsample, NearestResizeMatchesReference) {
+  std::mt19937 rng(7);
+  const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                          "tf_half_pixel_for_nn", "half_pixel_symmetric"};
+  const char* rounds[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (const char* c : coords)
+    for (const char* rd : rounds) {
+      const std::string at = std::string(";coordinate_transformation_mode=s:") + c + ";nearest_mode=s:" + rd;
+      // DBNet's 2x upsampling (factor 2 on both axes), odd extents, batch 2
+      checkResize(pool(), rng, {2, 3, 7, 9}, mgrt::kF32, {1, 1, 2, 2}, {}, at);
+      // integer factors 3 and 4, 1 on the rows only
+      checkResize(pool(), rng, {1, 2, 5, 6}, mgrt::kF32, {1, 1, 3, 4}, {}, at);
+      checkResize(pool(), rng, {1, 2, 5, 6}, mgrt::kF32, {1, 1, 1, 2}, {}, at);
+      // fractional and shrinking factors, sizes
+      checkResize(pool(), rng, {1, 3, 6, 10}, mgrt::kF32, {1, 1, 1.5f, 0.7f}, {}, at);
+      checkResize(pool(), rng, {1, 1, 9, 7}, mgrt::kF32, {}, {1, 1, 20, 15}, at);
+    }
+  const std::string def;
+  // other element sizes (nearest copies bytes), ranks 1, 3 and 5, a resized channel axis, axes
+  checkResize(pool(), rng, {2, 4, 5, 7}, mgrt::kI64, {1, 1, 2, 2}, {}, def);
+  checkResize(pool(), rng, {1, 3, 6, 6}, mgrt::kU8, {1, 1, 2, 3}, {}, def);
+  checkResize(pool(), rng, {1, 3, 6, 6}, mgrt::kF16, {1, 1, 2, 2}, {}, def);
+  checkResize(pool(), rng, {13}, mgrt::kF32, {3}, {}, def);
+  checkResize(pool(), rng, {2, 5, 11}, mgrt::kF32, {1, 2, 2}, {}, def);
+  checkResize(pool(), rng, {1, 2, 3, 4, 5}, mgrt::kF32, {1, 1, 2, 2, 2}, {}, def);
+  checkResize(pool(), rng, {1, 4, 6, 8}, mgrt::kF32, {2, 2}, {}, ";coordinate_transformation_mode=s:asymmetric;nearest_mode=s:floor", {2, 3});
+  // a large plane: several row blocks on the pool, each block's first row gathered
+  checkResize(pool(), rng, {1, 2, 240, 330}, mgrt::kF32, {1, 1, 2, 2}, {}, def);
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, FastUpsample, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) { return "T" + std::to_string(i.param); });
 
