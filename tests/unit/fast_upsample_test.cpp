@@ -284,6 +284,54 @@ TEST_P(FastUpsample, NearestResizeMatchesReference) {
   checkResize(pool(), rng, {1, 2, 240, 330}, mgrt::kF32, {1, 1, 2, 2}, {}, def);
 }
 
+// ---- 1-D Conv -----------------------------------------------------------------------------------
+
+struct Conv1dCase {
+  int64_t n, c, w, m, k, group, stride, dil, pb, pe;
+  bool bias;
+  const char* act;
+};
+
+void checkConv1d(mgrt::ThreadPool* pool, std::mt19937& rng, const Conv1dCase& cc) {
+  Arr X({cc.n, cc.c, cc.w}, &rng), W({cc.m, cc.c / cc.group, cc.k}, &rng), B;
+  if (cc.bias) B = Arr({cc.m}, &rng);
+  const int64_t kd = (cc.k - 1) * cc.dil + 1, ow = (cc.w + cc.pb + cc.pe - kd) / cc.stride + 1;
+  std::string at = "group=i:" + std::to_string(cc.group) + ints("kernel_shape", {cc.k}) + ints("strides", {cc.stride}) +
+                   ints("dilations", {cc.dil}) + ints("pads", {cc.pb, cc.pe});
+  if (*cc.act) at += std::string(";mg_act=s:") + cc.act;
+  std::vector<Tensor> in = {X.t, W.t};
+  if (cc.bias) in.push_back(B.t);
+  compare("Conv", at, in, {cc.n, cc.m, ow}, pool, 5e-5f);
+}
+
+TEST_P(FastUpsample, Conv1dMatchesReference) {
+  std::mt19937 rng(160);
+  const Conv1dCase cases[] = {
+      // n c  w     m    k    g  s    d  pb   pe
+      // the STFT front end: 1 -> 257 channels, kernel 512, stride 160 (a strided view, no copy)
+      {1, 1, 4000, 257, 512, 1, 160, 1, 0, 0, true, ""},
+      // centre padding (a padded copy of the row), batch 2, output channels off the blocks
+      {2, 1, 3001, 65, 128, 1, 40, 1, 64, 64, false, ""},
+      {1, 1, 500, 9, 40, 1, 7, 2, 3, 11, true, "Relu"},
+      // few frames (N <= 4: the GEMM's matrix-vector path), a 26-tap kernel (just past depthwise)
+      {1, 1, 700, 31, 512, 1, 160, 1, 0, 0, true, ""},
+      {1, 1, 200, 12, 26, 1, 3, 1, 1, 0, true, ""},
+      // the strided view where the AVX-512 stem kernel does not apply: 5 channels, 1100 taps
+      {1, 1, 900, 5, 40, 1, 9, 1, 4, 0, true, "Relu"},
+      {2, 1, 6000, 9, 1100, 1, 300, 1, 0, 0, true, ""},
+      // one input channel, short kernels: the depthwise kernels on a single row
+      {1, 1, 300, 16, 5, 1, 2, 1, 2, 2, true, "Relu"},
+      // depthwise and grouped 1-D layers (wav2vec-style positional convolution), plain 1-D layers
+      {2, 24, 77, 24, 7, 24, 1, 1, 3, 3, true, ""},
+      {1, 16, 50, 32, 9, 4, 1, 1, 4, 4, true, "Relu"},
+      {1, 40, 61, 48, 3, 1, 1, 1, 1, 1, true, "Relu"},
+      {2, 3, 90, 20, 10, 1, 5, 1, 0, 0, true, ""},
+      {1, 64, 40, 96, 1, 1, 2, 1, 0, 0, false, ""},
+      {1, 130, 33, 70, 3, 1, 2, 2, 2, 1, true, ""},
+  };
+  for (const Conv1dCase& cc : cases) checkConv1d(pool(), rng, cc);
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, FastUpsample, ::testing::Values(1, 2),
                          [](const ::testing::TestParamInfo<int>& i) { return "T" + std::to_string(i.param); });
 
