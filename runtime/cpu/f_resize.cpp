@@ -88,7 +88,8 @@ void resizeRows(const T* x, T* y, int r, const int64_t* ydims, const int64_t* xs
 int fResize(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   auto fallback = [&] { return fast::fallbackKernel("Resize", a, in, nin, out, nout, ctx); };
   if (nin < 1 || nout < 1 || in[0].rank < 1 || a.s("mode", "nearest") != "nearest" ||
-      a.s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" || out[0].dtype != in[0].dtype || in[0].dtype == kStr)
+      a.s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" ||
+      out[0].dtype != in[0].dtype || in[0].dtype == kStr)
     return fallback();
   const Tensor& x = in[0];
   Tensor& y = out[0];
