@@ -143,6 +143,7 @@ int fallbackKernel(const char* op, const Attrs& a, const Tensor* in, int nin, Te
 int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fConvTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_conv_transpose.cpp
 int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
@@ -161,6 +162,8 @@ MG_FAST_EW_DECL(Pow) MG_FAST_EW_DECL(Exp) MG_FAST_EW_DECL(Erf) MG_FAST_EW_DECL(S
 MG_FAST_EW_DECL(Reciprocal) MG_FAST_EW_DECL(Abs) MG_FAST_EW_DECL(Neg) MG_FAST_EW_DECL(Relu)
 MG_FAST_EW_DECL(Sigmoid) MG_FAST_EW_DECL(Tanh)
 #undef MG_FAST_EW_DECL
+// f_resize.cpp: nearest Resize.
+int fResize(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 // f_rows.cpp: Transpose, and Softmax / LogSoftmax over contiguous rows.
 int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);

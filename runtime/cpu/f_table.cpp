@@ -7,6 +7,7 @@ namespace mgrt {
 const KernelEntry* fastKernels() {
   static const KernelEntry kTable[] = {
       {"Conv", fConv},
+      {"ConvTranspose", fConvTranspose},
       {"Gemm", fGemm},
       {"MatMul", fMatMul},
       {"MaxPool", fMaxPool},
@@ -35,6 +36,7 @@ const KernelEntry* fastKernels() {
       {"Sigmoid", fSigmoid},
       {"Tanh", fTanh},
       {"Transpose", fTranspose},
+      {"Resize", fResize},
       {"Softmax", fSoftmax},
       {"LogSoftmax", fLogSoftmax},
       {"LayerNormalization", fLayerNormalization},

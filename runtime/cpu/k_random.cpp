@@ -146,7 +146,8 @@ int kRandomNormalLike(const Attrs& a, const Tensor*, int, Tensor* out, int nout,
   return normalFill("RandomNormalLike", a, out, nout, ctx);
 }
 
-double floatAt(const Tensor& t, int64_t i) {
+// (Named apart from k_signal.cpp's floatAt: a unity build may compile both files as one.)
+double realAt(const Tensor& t, int64_t i) {
   return t.dtype == kF32 ? static_cast<double>(t.as<float>()[i]) : t.as<double>()[i];
 }
 
@@ -176,7 +177,7 @@ int kBernoulli(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
   Tensor& y = out[0];
   const int64_t n = p.numel();
   for (int64_t i = 0; i < n; ++i) {
-    const double q = floatAt(p, i);
+    const double q = realAt(p, i);
     if (!(q >= 0.0 && q <= 1.0))
       return ctx.fail("%s: probability %g at element %lld is not in [0, 1]", op, q,
                       static_cast<long long>(i));
@@ -185,7 +186,7 @@ int kBernoulli(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
     return ctx.fail("%s: result type %d is not supported", op, static_cast<int>(y.dtype));
   const Stream st{callKey(a)};
   parallelFor(ctx.pool, n, kGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) storeBit(y, i, st.uniform(static_cast<uint64_t>(i)) < floatAt(p, i));
+    for (int64_t i = b; i < e; ++i) storeBit(y, i, st.uniform(static_cast<uint64_t>(i)) < realAt(p, i));
   });
   return 0;
 }
@@ -208,7 +209,7 @@ int kMultinomial(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   std::vector<double> cum(static_cast<size_t>(std::max<int64_t>(classes, 1)));
   for (int64_t b = 0; b < batch && !failed; ++b) {
     double mx = -INFINITY;
-    for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, floatAt(x, b * classes + c));
+    for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, realAt(x, b * classes + c));
     if (!std::isfinite(mx)) {
       failed = ctx.fail("%s: row %lld has no finite log-probability", op,
                         static_cast<long long>(b));
@@ -216,7 +217,7 @@ int kMultinomial(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
     }
     double total = 0;
     for (int64_t c = 0; c < classes; ++c) {
-      const double l = floatAt(x, b * classes + c);
+      const double l = realAt(x, b * classes + c);
       if (std::isnan(l)) {
         failed = ctx.fail("%s: NaN in row %lld", op, static_cast<long long>(b));
         break;

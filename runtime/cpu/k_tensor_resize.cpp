@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "k_tensor_resize.h"
 #include "k_tensor_shared.h"
 #include "k_tensor_util.h"
 #include "mg_kernels.h"
@@ -277,21 +278,20 @@ std::string resizePlan(const ResizeMode& m, const std::vector<int64_t>& in,
   return "";
 }
 
-MG_TENSOR_KERNEL(kResize) {
+std::string resizeCallPlan(const Attrs& a, const Tensor* in, int nin, const Tensor& y, ResizeMode* mode,
+                           std::vector<ResizeAxisPlan>* plans) {
   const Tensor& x = in[0];
-  const Tensor& y = out[0];
   int r = x.rank;
-  ResizeMode m;
+  ResizeMode& m = *mode;
   m.mode = a.s("mode", "nearest");
   m.coord = a.s("coordinate_transformation_mode", "half_pixel");
   m.nearest = a.s("nearest_mode", "round_prefer_floor");
   m.cubicA = a.f("cubic_coeff_a", -0.75f);
   m.excludeOutside = a.i("exclude_outside", 0) != 0;
   m.antialias = a.i("antialias", 0) != 0;
-  double extrapolation = a.f("extrapolation_value", 0.f);
   bool hasSizes = nin > 3 && in[3].present() && in[3].numel() > 0;
   bool hasScales = nin > 2 && in[2].present() && in[2].numel() > 0;
-  if (!hasSizes && !hasScales) return ctx.fail("Resize: needs scales or sizes");
+  if (!hasSizes && !hasScales) return "needs scales or sizes";
   std::vector<float> scales;
   std::vector<int64_t> sizes;
   if (hasSizes) {
@@ -304,18 +304,28 @@ MG_TENSOR_KERNEL(kResize) {
   ResizeGeometry geo;
   std::string err = resizeGeometry(std::vector<int64_t>(x.dims, x.dims + r), a.ints("axes"),
                                    scales, sizes, policy, &geo);
-  if (!err.empty()) return ctx.fail("Resize: %s", err.c_str());
+  if (!err.empty()) return err;
+  if (y.rank != r) return "result rank differs from the input's";
   for (int d = 0; d < r; ++d)
     if (geo.out[d] != y.dims[d])
-      return ctx.fail("Resize: result extent %lld on axis %d, expected %lld",
-                      static_cast<long long>(y.dims[d]), d, static_cast<long long>(geo.out[d]));
+      return "result extent " + std::to_string(y.dims[d]) + " on axis " + std::to_string(d) +
+             ", expected " + std::to_string(geo.out[d]);
   std::vector<double> roi;
   for (int64_t k = 0; nin > 1 && in[1].present() && k < in[1].numel(); ++k) roi.push_back(readF(in[1], k));
-  if (x.numel() == 0 && y.numel() > 0) return ctx.fail("Resize: empty input, non-empty result");
+  if (x.numel() == 0 && y.numel() > 0) return "empty input, non-empty result";
+  return resizePlan(m, std::vector<int64_t>(x.dims, x.dims + r), std::vector<int64_t>(y.dims, y.dims + r),
+                    geo, hasSizes && policy == "stretch", roi, plans);
+}
+
+MG_TENSOR_KERNEL(kResize) {
+  const Tensor& x = in[0];
+  const Tensor& y = out[0];
+  int r = x.rank;
+  ResizeMode m;
   std::vector<AxisPlan> plans;
-  err = resizePlan(m, std::vector<int64_t>(x.dims, x.dims + r), std::vector<int64_t>(y.dims, y.dims + r),
-                   geo, hasSizes && policy == "stretch", roi, &plans);
+  std::string err = resizeCallPlan(a, in, nin, y, &m, &plans);
   if (!err.empty()) return ctx.fail("Resize: %s", err.c_str());
+  double extrapolation = a.f("extrapolation_value", 0.f);
   int64_t xs[kMaxRank], c[kMaxRank];
   stridesOf(x, xs);
   size_t esz = elemSize(x);
