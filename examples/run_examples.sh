@@ -9,6 +9,8 @@
 #      built with nvcc for sm_80;sm_90 (built only: running needs a GPU)
 #   5. examples/python/classify_torchvision.py with the installed magneto Python package: exports
 #      SqueezeNet 1.1 with torch.onnx.export, magneto.compile, compared with PyTorch
+#   6. examples/generate: a GPT-2-style decoder with a KV cache (--dynamic seq and past), 32 tokens
+#      generated greedily from C (1 and 2 threads) and from Python, equal to PyTorch's greedy loop
 # Called by scripts/test.sh (stage "examples").   examples/run_examples.sh [--build-dir DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -126,5 +128,22 @@ if "$work/app-installed/classify" "$work/short.raw" 2>"$work/err.txt"; then
   echo "FAIL: a short input file was accepted"; exit 1
 fi
 grep -q "must hold exactly" "$work/err.txt" && echo "ok: $(cat "$work/err.txt")"
+
+step "examples/generate: greedy decoding with a KV-cache decoder from C and from Python, against PyTorch"
+gen="$work/generate"
+$py "$root/examples/generate/export_decoder.py" "$gen" --tokens 32 2>&1 | grep -v "Warning" | tail -1
+want="$(cat "$gen/expected.txt")"
+env -u MAGNETO_HOME "$magnetoc" compile "$gen/model.onnx" --name decoder -o "$gen/pkg" \
+  --dynamic seq=1..8 --dynamic past=0..64 --shared -q
+cc -O1 -std=c99 -Wall -Wextra -Werror -I "$gen/pkg" "$root/examples/generate/generate.c" \
+  -L "$gen/pkg" -ldecoder -Wl,-rpath,"$gen/pkg" -o "$gen/generate"
+for threads in 1 2; do
+  got="$("$gen/generate" "$gen/dims.txt" "$gen/prompt.txt" 32 "$threads")"
+  [ "$got" = "$want" ] || { echo "FAIL: generate.c at $threads thread(s): '$got', PyTorch's '$want'"; exit 1; }
+  echo "ok: generate.c at $threads thread(s): the 32 tokens equal PyTorch's"
+done
+got="$($py "$root/examples/generate/generate.py" "$gen/pkg" "$gen/dims.txt" "$gen/prompt.txt" 32)"
+[ "$got" = "$want" ] || { echo "FAIL: generate.py: '$got', PyTorch's '$want'"; exit 1; }
+echo "ok: generate.py: the 32 tokens equal PyTorch's ($want)"
 section_end
 echo "examples: PASS"
