@@ -41,24 +41,24 @@ for cmd in compile check bench; do
   grep -q "e.g." "$work/out.txt" || fail "$cmd --help has no examples"
 done
 expect_rc 1 "unknown flag" -- "$magnetoc" compile "$model" -o "$work/x" --bogus
-grep -q "magnetoc: error: unknown option '--bogus'" "$work/out.txt" || fail "no message for a bad flag"
+grep -q "magnetoc: error: unknown option '--bogus'" "$work/err.txt" || fail "no message for a bad flag"
 expect_rc 1 "no -o" -- "$magnetoc" compile "$model"
 expect_rc 1 "missing model" -- "$magnetoc" compile "$work/nope.onnx" -o "$work/x"
-grep -q "magnetoc: error:" "$work/out.txt" || fail "no message for a missing model"
+grep -q "magnetoc: error:" "$work/err.txt" || fail "no message for a missing model"
 expect_rc 0 "cuda target" -- "$magnetoc" compile "$model" -o "$work/cu" --target cuda
 grep -q "__global__ void" "$work/cu/tiny.cu" || fail "--target cuda wrote no kernels"
 grep -q "^TARGET = \"cuda\"" "$work/cu/tiny.py" || fail "--target cuda wrote no tiny.py"
 expect_rc 1 "unknown target" -- "$magnetoc" compile "$model" -o "$work/x" --target tpu
-grep -q "unknown target 'tpu'" "$work/out.txt" || fail "no message for an unknown target"
+grep -q "unknown target 'tpu'" "$work/err.txt" || fail "no message for an unknown target"
 expect_rc 1 "bad shape" -- "$magnetoc" compile "$model" -o "$work/x" --shape x=1xfoo
 expect_rc 1 "bad name" -- "$magnetoc" compile "$model" -o "$work/x" --name 9lives
 # --bind INPUT=FILE.pb compiles the input as a constant (what check does with shape-deciding inputs).
 expect_rc 0 "--bind" -- "$magnetoc" compile "$model" -o "$work/bound" --bind x="$work/m/test_data_set_0/input_0.pb" -v
-grep -q "input 'x' bound to a constant f32\[1,3,8,8\]" "$work/out.txt" || fail "--bind did not bind x"
+grep -q "input 'x' bound to a constant f32\[1,3,8,8\]" "$work/err.txt" || fail "--bind did not bind x"
 expect_rc 1 "--bind without a file" -- "$magnetoc" compile "$model" -o "$work/x" --bind x
-grep -q "expects INPUT=FILE.pb" "$work/out.txt" || fail "no message for --bind without a file"
+grep -q "expects INPUT=FILE.pb" "$work/err.txt" || fail "no message for --bind without a file"
 expect_rc 1 "--bind of no input" -- "$magnetoc" compile "$model" -o "$work/x" --bind y="$work/m/test_data_set_0/input_0.pb"
-grep -q "which is not a graph input" "$work/out.txt" || fail "no message for --bind of an unknown input"
+grep -q "which is not a graph input" "$work/err.txt" || fail "no message for --bind of an unknown input"
 
 step "compile --build"
 expect_rc 0 "compile --build" -- "$magnetoc" compile "$model" -o "$work/pkg" --name tiny --build -q
@@ -89,7 +89,7 @@ grep -q "input 0 x dtype=1 dims=1x3x8x8" "$work/out.txt" || fail "runner --info:
 expect_rc 0 "runner --dims (own shape)" -- "$work/pkg/build/tiny_runner" --quiet --dims 0=1x3x8x8
 grep -q "output 0 dims=1x4x8x8" "$work/out.txt" || fail "runner --dims: $(cat "$work/out.txt")"
 expect_rc 1 "runner --dims (another shape)" -- "$work/pkg/build/tiny_runner" --quiet --dims x=2x3x8x8
-grep -q "tiny_set_input_dims: input 0 ('x') dim 0 is static: it must be 1, got 2" "$work/out.txt" ||
+grep -q "tiny_set_input_dims: input 0 ('x') dim 0 is static: it must be 1, got 2" "$work/err.txt" ||
   fail "runner --dims: no message for a refused shape: $(cat "$work/err.txt")"
 
 step "install and find_package"
@@ -130,13 +130,13 @@ expect_rc 0 "check with --atol y=1e9 against the wrong output" -- "$magnetoc" ch
   --data "$work/m/test_data_set_wrong" --atol y=1e9 -q
 expect_rc 1 "check --atol for an output the model lacks" -- "$magnetoc" check "$model" \
   --data "$work/m/test_data_set_0" --atol nosuch=1
-grep -q "no output 'nosuch'" "$work/out.txt" || fail "check --atol nosuch=1 did not name the output: $(cat "$work/err.txt")"
+grep -q "no output 'nosuch'" "$work/err.txt" || fail "check --atol nosuch=1 did not name the output: $(cat "$work/err.txt")"
 # Two references for the same inputs: the runner runs once, and each reference is compared.
 expect_rc 1 "check against a right and a wrong output of the same input" -- "$magnetoc" check "$model" \
   --data "$work/m/test_data_set_0" --data "$work/m/test_data_set_wrong" -v
 [ "$(grep -c "output y: max_abs_err=.* ok" "$work/out.txt")" = 1 ] && grep -q "output y: .*FAIL" "$work/out.txt" ||
   fail "the right and the wrong reference were not each compared: $(cat "$work/out.txt")"
-[ "$(grep -c "magnetoc: running on" "$work/err.txt")" = 1 ] && grep -q "were run above" "$work/out.txt" ||
+[ "$(grep -c "magnetoc: running on" "$work/err.txt")" = 1 ] && grep -q "were run above" "$work/err.txt" ||
   fail "the runner did not run once for two data sets with the same inputs: $(cat "$work/err.txt")"
 expect_rc 1 "check without data" -- "$magnetoc" check "$model"
 expect_rc 0 "check --target hip --emulate" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" --target hip --emulate -q
@@ -151,7 +151,7 @@ cb="$work/cb"
 expect_rc 2 "check of an If on data with same-shaped branches" -- "$magnetoc" check "$cb/if_same_shape/model.onnx" \
   --data "$cb/if_same_shape/test_data_set_0" -v
 grep -q "binding input" "$work/err.txt" && fail "check bound x of if_same_shape: $(grep "binding input" "$work/err.txt")"
-grep -q "condition is not a compile-time constant" "$work/out.txt" ||
+grep -q "condition is not a compile-time constant" "$work/err.txt" ||
   fail "check of if_same_shape did not say the If is unsupported: $(tail -3 "$work/err.txt")"
 grep -q "check: PASS" "$work/out.txt" && fail "check of if_same_shape printed a PASS"
 # An If whose branches give different shapes: its condition c is bound, x stays a run-time input.
@@ -180,10 +180,10 @@ if [ -n "$lib" ]; then
     fail "cannot link the --weights-file package"
   expect_rc 0 "weights from a file" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" "$work/wf/tiny_weights.bin"
   expect_rc 2 "NULL weights path without embedded weights" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" -
-  grep -q "weights-file" "$work/out.txt" || fail "no message for a NULL weights path"
+  grep -q "weights-file" "$work/err.txt" || fail "no message for a NULL weights path"
   head -c 100 "$work/wf/tiny_weights.bin" >"$work/short.bin"
   expect_rc 2 "truncated weights" -- "$work/use_wf" "$work/m/x.bin" "$work/m/y.bin" "$work/short.bin"
-  grep -q "wrong size" "$work/out.txt" || fail "no message for truncated weights"
+  grep -q "wrong size" "$work/err.txt" || fail "no message for truncated weights"
 else
   fail "no cached runtime library found after check"
 fi
@@ -192,9 +192,10 @@ step "bench"
 expect_rc 0 "bench" -- "$magnetoc" bench "$model" --runs 3 --threads 1 --work-dir "$work/bench" -q
 [ "$(tail -1 "$work/out.txt" | cut -d= -f1)" = "median_ms" ] || fail "bench's last line is not median_ms=: $(cat "$work/out.txt")"
 expect_rc 0 "bench (cached)" -- "$magnetoc" bench "$model" --runs 2 --work-dir "$work/bench"
-grep -q "using the cached build" "$work/out.txt" || fail "bench did not reuse its build"
+grep -q "using the cached build" "$work/err.txt" || fail "bench did not reuse its build"
 # --profile: the roofline probed on this machine, then per op kind and per step the achieved
-# GFLOP/s and GB/s (the tiny model's steps know their work at compile time).
+# GFLOP/s and GB/s (the tiny model's steps know their work at compile time). bench prints the
+# runner's output, the profile included, on stdout.
 expect_rc 0 "bench --profile" -- "$magnetoc" bench "$model" --runs 5 --threads 1 --profile --work-dir "$work/bench"
 grep -Eq "roofline \(probed now\): FMA peak [1-9][0-9.]* GFLOP/s per thread .*bandwidth [0-9.]*[1-9][0-9.]* GB/s" "$work/out.txt" ||
   fail "bench --profile printed no probed roofline: $(tail -n 12 "$work/out.txt")"
