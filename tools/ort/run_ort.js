@@ -10,6 +10,10 @@
 // are written as DIR/output_K.pb (TensorProto, raw_data), K in the model's output order.
 // With --bench RUNS: W warm-up runs (default max(2, RUNS/10)), then RUNS timed runs; prints
 // `median_ms=X` as the last line.
+// With --batch FILE (no other argument): one session after another in this one process, each line
+// of FILE a JSON array of the arguments above (e.g. ["m.onnx","--inputs","a.pb","--outputs-dir","o"]);
+// a failing line is reported as `run_ort: line N (MODEL): message` and the others still run; exit
+// status 1 when one failed. Node and onnxruntime start once (most of a small model's 0.25 s).
 // With --profile RUNS: a second session with onnxruntime's profiler on runs RUNS times, and the
 // per-node kernel times of its profile are summed per op kind and printed, most time first, as
 // `op_kind_ms<TAB>KIND<TAB>MS` (milliseconds per run), then per node as
@@ -213,15 +217,17 @@ function encodeTensorProto(name, type, dims, data) {
 function usage(msg) {
   if (msg) console.error(`run_ort: ${msg}`);
   console.error('usage: node run_ort.js MODEL.onnx --inputs in0.pb [in1.pb ...] [--outputs-dir DIR]\n' +
-    '                   [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]');
+    '                   [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]\n' +
+    '       node run_ort.js --batch FILE     (one JSON array of the arguments above per line)');
   process.exit(2);
 }
 
-function parseArgs(argv) {
+// bad(msg) reports a bad argument: usage (exits) on the command line, a throw in a --batch line.
+function parseArgs(argv, bad = usage) {
   const a = { model: null, inputs: [], outputsDir: null, threads: 1, bench: 0, warmup: -1, profile: 0, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const s = argv[i];
-    const next = () => { if (i + 1 >= argv.length) usage(`${s} needs a value`); return argv[++i]; };
+    const next = () => { if (i + 1 >= argv.length) bad(`${s} needs a value`); return argv[++i]; };
     if (s === '--inputs') {
       while (i + 1 < argv.length && !argv[i + 1].startsWith('--')) a.inputs.push(argv[++i]);
     } else if (s === '--outputs-dir') a.outputsDir = next();
@@ -230,14 +236,14 @@ function parseArgs(argv) {
     else if (s === '--warmup') a.warmup = parseInt(next(), 10);
     else if (s === '--profile') a.profile = parseInt(next(), 10);
     else if (s === '--quiet') a.quiet = true;
-    else if (s === '-h' || s === '--help') usage();
-    else if (s.startsWith('--')) usage(`unknown option ${s}`);
+    else if (s === '-h' || s === '--help') bad();
+    else if (s.startsWith('--')) bad(`unknown option ${s}`);
     else if (!a.model) a.model = s;
-    else usage(`unexpected argument ${s}`);
+    else bad(`unexpected argument ${s}`);
   }
-  if (!a.model) usage('no model given');
-  if (!(a.threads >= 1)) usage('--threads must be >= 1');
-  if (!(a.bench >= 0)) usage('--bench must be >= 0');
+  if (!a.model) bad('no model given');
+  if (!(a.threads >= 1)) bad('--threads must be >= 1');
+  if (!(a.bench >= 0)) bad('--bench must be >= 0');
   return a;
 }
 
@@ -294,15 +300,45 @@ async function profileOpKinds(ort, args, feeds) {
   });
 }
 
-async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  let ort;
+function loadOrt() {
   try {
-    ort = require('onnxruntime-node');
+    return require('onnxruntime-node');
   } catch (e) {
     console.error(`run_ort: cannot load onnxruntime-node (run scripts/setup.sh): ${e.message}`);
     process.exit(3);
   }
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--batch') {
+    if (argv.length !== 2) usage('--batch takes one file and nothing else');
+    const ort = loadOrt();
+    const lines = fs.readFileSync(argv[1], 'utf8').split('\n');
+    let failed = 0;
+    for (let i = 0; i < lines.length; i++) {
+      if (!lines[i].trim()) continue;
+      let args = null;
+      try {
+        const list = JSON.parse(lines[i]);
+        if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+          throw new Error('not a JSON array of strings');
+        }
+        args = parseArgs(list, (msg) => { throw new Error(msg || 'bad arguments'); });
+        await runOne(ort, args);
+      } catch (e) {
+        failed++;
+        console.error(`run_ort: line ${i + 1} (${args ? args.model : 'unparsed'}): ${e && e.message ? e.message : e}`);
+      }
+    }
+    if (failed) process.exit(1);
+    return;
+  }
+  const args = parseArgs(argv);
+  await runOne(loadOrt(), args);
+}
+
+async function runOne(ort, args) {
   const session = await ort.InferenceSession.create(args.model, sessionOptions(args));
   const names = session.inputNames;
   if (args.inputs.length !== names.length) {
