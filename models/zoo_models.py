@@ -17,6 +17,10 @@ models (`--models nasnet_a_mobile,lstm_lm,...`). Each entry of MODELS has a full
   computed densely and combined by a one-hot mask times the router probability (static graph).
 - yolox_heads: YOLOX decoupled heads over three feature levels (stem, cls and reg towers,
   cls/reg/obj predictions, concatenated over levels).
+- yolov8: YOLOv8n end to end as ultralytics exports it: C2f blocks (Split, chained bottlenecks,
+  Concat), SPPF (chained max pools), SiLU everywhere, a PAN neck of Upsample + Concat, decoupled
+  box (DFL) and class heads per level, the DFL expectation and the box decoding against the
+  anchor grid (issue #41's YOLOv8-style detector, issue #40's modern zoo).
 - din: Deep Interest Network: behaviour-sequence and candidate embeddings, attention MLP (local
   activation unit) over the sequence, masked sum pooling, deep tower + linear part, sigmoid.
 - gru_greedy_decoder: greedy decoding with a GRU decoder, exported as a real ONNX Loop (a constant
@@ -358,6 +362,120 @@ class YOLOXHeads(nn.Module):
         return torch.cat(outs, 2).permute(0, 2, 1)
 
 
+class YOLOv8Conv(nn.Sequential):  # ultralytics' Conv: Conv2d (no bias) + BN + SiLU
+    def __init__(self, cin, cout, k=1, s=1):
+        super().__init__(nn.Conv2d(cin, cout, k, s, k // 2, bias=False),
+                         nn.BatchNorm2d(cout, eps=1e-3, momentum=0.03), nn.SiLU())
+
+
+class YOLOv8Bottleneck(nn.Module):
+    def __init__(self, c, shortcut):
+        super().__init__()
+        self.cv1, self.cv2 = YOLOv8Conv(c, c, 3), YOLOv8Conv(c, c, 3)
+        self.add = shortcut
+
+    def forward(self, x):
+        y = self.cv2(self.cv1(x))
+        return x + y if self.add else y
+
+
+class C2f(nn.Module):
+    """YOLOv8's CSP block: a 1x1 conv split in two halves (Split), n bottlenecks chained on the
+    second half, every intermediate joined by Concat, then a 1x1 conv."""
+
+    def __init__(self, cin, cout, n=1, shortcut=False):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = YOLOv8Conv(cin, 2 * self.c, 1)
+        self.cv2 = YOLOv8Conv((2 + n) * self.c, cout, 1)
+        self.m = nn.ModuleList(YOLOv8Bottleneck(self.c, shortcut) for _ in range(n))
+
+    def forward(self, x):
+        y = list(self.cv1(x).chunk(2, 1))
+        y.extend(m(y[-1]) for m in self.m)
+        return self.cv2(torch.cat(y, 1))
+
+
+class SPPF(nn.Module):
+    """Spatial pyramid pooling, fast: three chained 5x5 stride-1 max pools, all joined by Concat."""
+
+    def __init__(self, cin, cout, k=5):
+        super().__init__()
+        c = cin // 2
+        self.cv1, self.cv2 = YOLOv8Conv(cin, c, 1), YOLOv8Conv(4 * c, cout, 1)
+        self.m = nn.MaxPool2d(k, 1, k // 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat([x, y1, y2, self.m(y2)], 1))
+
+
+class YOLOv8(nn.Module):
+    """YOLOv8 (ultralytics' yolov8.yaml at width w, depth d: n = 0.25 / 0.33) end to end as its
+    ONNX export computes it: backbone (stride-2 convs, C2f, SPPF), PAN neck (nearest x2 Upsample
+    + Concat top-down, stride-2 conv + Concat bottom-up), decoupled Detect head per level (box
+    branch of 4 x 16 DFL bins, class branch), then the DFL softmax expectation (as a 1x1 conv
+    with weights 0..15), dist2bbox against the anchor grid times the stride, and sigmoid class
+    scores: output [B, 4 + classes, anchors] (xywh boxes in input pixels)."""
+
+    def __init__(self, width=0.25, depth=0.33, classes=80, image=320):
+        super().__init__()
+        ch = lambda c: max(8, int(math.ceil(c * width / 8) * 8))  # noqa: E731
+        n = lambda k: max(1, round(k * depth))  # noqa: E731
+        c1, c2, c3, c4, c5 = ch(64), ch(128), ch(256), ch(512), ch(1024)
+        self.b = nn.ModuleList([
+            YOLOv8Conv(3, c1, 3, 2), YOLOv8Conv(c1, c2, 3, 2), C2f(c2, c2, n(3), True),
+            YOLOv8Conv(c2, c3, 3, 2), C2f(c3, c3, n(6), True),        # P3 (stride 8): index 4
+            YOLOv8Conv(c3, c4, 3, 2), C2f(c4, c4, n(6), True),        # P4 (stride 16): index 6
+            YOLOv8Conv(c4, c5, 3, 2), C2f(c5, c5, n(3), True), SPPF(c5, c5)])  # P5: index 9
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.h12, self.h15 = C2f(c5 + c4, c4, n(3)), C2f(c4 + c3, c3, n(3))
+        self.d16, self.h18 = YOLOv8Conv(c3, c3, 3, 2), C2f(c3 + c4, c4, n(3))
+        self.d19, self.h21 = YOLOv8Conv(c4, c4, 3, 2), C2f(c4 + c5, c5, n(3))
+        self.reg_max, self.classes = 16, classes
+        levels = (c3, c4, c5)
+        cb, cc = max(16, levels[0] // 4, 4 * self.reg_max), max(levels[0], min(classes, 100))
+        self.box = nn.ModuleList(nn.Sequential(YOLOv8Conv(c, cb, 3), YOLOv8Conv(cb, cb, 3),
+                                               nn.Conv2d(cb, 4 * self.reg_max, 1)) for c in levels)
+        self.cls = nn.ModuleList(nn.Sequential(YOLOv8Conv(c, cc, 3), YOLOv8Conv(cc, cc, 3),
+                                               nn.Conv2d(cc, classes, 1)) for c in levels)
+        self.dfl = nn.Conv2d(self.reg_max, 1, 1, bias=False)
+        self.dfl.weight.data[:] = torch.arange(self.reg_max, dtype=torch.float32).view(1, -1, 1, 1)
+        self.dfl.weight.requires_grad_(False)
+        anchors, strides = [], []
+        for s in (8, 16, 32):
+            h = w = image // s
+            sy, sx = torch.meshgrid(torch.arange(h) + 0.5, torch.arange(w) + 0.5, indexing="ij")
+            anchors.append(torch.stack((sx, sy), 0).view(2, -1))
+            strides.append(torch.full((1, h * w), float(s)))
+        self.register_buffer("anchors", torch.cat(anchors, 1).unsqueeze(0))  # [1, 2, A]
+        self.register_buffer("strides", torch.cat(strides, 1).unsqueeze(0))  # [1, 1, A]
+
+    def forward(self, x):
+        feats = []
+        for i, m in enumerate(self.b):
+            x = m(x)
+            feats.append(x)
+        p3, p4, p5 = feats[4], feats[6], feats[9]
+        t4 = self.h12(torch.cat([self.up(p5), p4], 1))
+        o3 = self.h15(torch.cat([self.up(t4), p3], 1))
+        o4 = self.h18(torch.cat([self.d16(o3), t4], 1))
+        o5 = self.h21(torch.cat([self.d19(o4), p5], 1))
+        b = x.shape[0]
+        outs = [torch.cat([self.box[i](f), self.cls[i](f)], 1).view(b, 4 * self.reg_max + self.classes, -1)
+                for i, f in enumerate((o3, o4, o5))]
+        y = torch.cat(outs, 2)
+        box, cls = y.split((4 * self.reg_max, self.classes), 1)
+        a = box.shape[2]
+        dist = self.dfl(box.view(b, 4, self.reg_max, a).transpose(2, 1).softmax(1)).view(b, 4, a)
+        lt, rb = dist.chunk(2, 1)
+        x1y1, x2y2 = self.anchors - lt, self.anchors + rb
+        boxes = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * self.strides
+        return torch.cat((boxes, cls.sigmoid()), 1)
+
+
 # ------------------------------------------------------------------------------- recommendation
 class DIN(nn.Module):
     """Deep Interest Network (Zhou et al. 2018). Item and category embeddings of the behaviour
@@ -680,6 +798,11 @@ MODELS = {
         [Input("p3", (1, 128, 80, 80)), Input("p4", (1, 256, 40, 40)), Input("p5", (1, 512, 20, 20))],
         [Input("p3", (1, 32, 16, 16)), Input("p4", (1, 64, 8, 8)), Input("p5", (1, 128, 4, 4))],
         "YOLOX-S decoupled heads over three feature levels (models/zoo_models.py)"),
+    "yolov8": (
+        (lambda: YOLOv8(0.25, 0.33, 80, 320), lambda: YOLOv8(0.25, 0.33, 80, 64)),
+        (1, 3, 320, 320), (1, 3, 64, 64),
+        "YOLOv8n detector end to end at 320x320 (models/zoo_models.py): C2f (Split, bottlenecks, "
+        "Concat), SPPF, SiLU, nearest Upsample + Concat neck, decoupled heads, DFL and box decoding"),
     "din": (
         (lambda: DIN(50000, 1000, 32, 16), lambda: DIN(1000, 100, 8, 8, (32, 16), (64, 32))),
         [Input("hist_items", (128, 50), "int64", 0, 50000), Input("hist_cats", (128, 50), "int64", 0, 1000),

@@ -356,8 +356,10 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
   MG_ASSIGN_OR_RETURN(bool half, halfStorageOf(n));
   int64_t axis = n.attrs().getInt("axis", -1);
   if (axis < 0) axis += x->rank();
-  int64_t len = 1;
+  int64_t len = 1, inner = 1;
   bool layerNorm = n.kind() == "LayerNormalization";
+  if (axis < 0 || axis >= x->rank())
+    return unsupported("{}: {} over axis {} of rank {}", n.describe(), n.kind(), axis, x->rank());
   if (layerNorm) {
     for (int d = static_cast<int>(axis); d < x->rank(); ++d) len *= x->dims()[d];
     for (size_t i = 1; i < n.numOutputs(); ++i)
@@ -367,25 +369,22 @@ Expected<std::vector<GpuItem>> lowerRows(const Node& n, const TileConfig& tile, 
       if (const Value* v = n.input(i); v && v->type().numel() != len)
         return unsupported("{}: a broadcast LayerNormalization scale/bias on the cuda/hip targets", n.describe());
   } else {
-    // Rows are contiguous when every dim after the axis is 1 (attention scores [B, S, 1], axis 1).
-    int64_t inner = 1;
+    // Softmax/LogSoftmax over one axis: x as [outer, len, inner]; rows with inner > 1 (an axis
+    // before the last, as YOLOv8's DFL softmax over axis 1) have their elements inner apart.
     for (int d = static_cast<int>(axis) + 1; d < x->rank(); ++d) inner *= x->dims()[d];
-    if (axis < 0 || axis >= x->rank() || inner != 1)
-      return unsupported("{}: {} over axis {} of rank {} (the cuda/hip targets do the last axis)",
-                         n.describe(), n.kind(), axis, x->rank());
     len = x->dims()[axis];
   }
-  // The rows are the dims before the axis, also when the axis is empty (rows of no elements,
-  // which the block program reads and writes nothing of): a dynamic extent that reaches 0 keeps
-  // one expression for the grid.
-  int64_t rows = 1;
+  // The rows are the dims before the axis (times the inner ones), also when the axis is empty
+  // (rows of no elements, which the block program reads and writes nothing of): a dynamic extent
+  // that reaches 0 keeps one expression for the grid.
+  int64_t rows = inner;
   for (int d = 0; d < static_cast<int>(axis); ++d) rows *= x->dims()[d];
   int op = n.kind() == "Softmax" ? 0 : n.kind() == "LogSoftmax" ? 1 : 2;
   GpuItem it = programItem("row", "1, 256", "mgk::RowParams", 256, true, "block per row");
   (void)tile;
   const Value *scale = layerNorm ? n.input(1) : nullptr, *bias = layerNorm ? n.input(2) : nullptr;
-  it.init = fmt::format("p.rows = {}; p.len = {}; p.op = {}; p.epsilon = {}; p.x = {}; p.scale = {}; p.bias = {}; p.y = {};\n",
-                        rows, len, op, floatLiteral(n.attrs().getFloat("epsilon", 1e-5)),
+  it.init = fmt::format("p.rows = {}; p.len = {}; p.inner = {}; p.op = {}; p.epsilon = {}; p.x = {}; p.scale = {}; p.bias = {}; p.y = {};\n",
+                        rows, len, inner, op, floatLiteral(n.attrs().getFloat("epsilon", 1e-5)),
                         cx.typedPtr("float", x, true), scale ? cx.typedPtr("float", scale, true) : "nullptr",
                         bias ? cx.typedPtr("float", bias, true) : "nullptr", cx.typedPtr("float", y, false));
   setStorage(it, half);

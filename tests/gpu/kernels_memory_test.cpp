@@ -559,4 +559,39 @@ TEST(RowKernel, SoftmaxLogSoftmaxLayerNorm) {
   }
 }
 
+// Softmax/LogSoftmax over an axis before the last: x as [outer, len, inner], the row (o, i) at
+// stride inner (YOLOv8's DFL softmax over axis 1 of [1, 16, 4, A]).
+template <int I, int T>
+void runStridedRows(int op, int64_t outer, int64_t len, int64_t inner, uint32_t seed) {
+  SCOPED_TRACE(testing::Message() << "strided row op " << op << " [" << outer << ", " << len << ", "
+                                  << inner << "] ITEMS " << I);
+  std::mt19937 rng(seed);
+  std::vector<float> x = kt::randomVec(outer * len * inner, rng, -4.f, 4.f);
+  std::vector<double> ref(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return (o * len + j) * inner + i; };
+      double m = -INFINITY, s = 0;
+      for (int64_t j = 0; j < len; ++j) m = std::fmax(m, x[at(j)]);
+      for (int64_t j = 0; j < len; ++j) s += std::exp(x[at(j)] - m);
+      for (int64_t j = 0; j < len; ++j)
+        ref[at(j)] = op == mgk::kRowSoftmax ? std::exp(x[at(j)] - m) / s : x[at(j)] - m - std::log(s);
+    }
+  Dev<float> dx(x), dy(x.size());
+  mgk::RowParams p{};
+  p.rows = outer * inner, p.len = len, p.inner = inner, p.op = op;
+  p.x = dx.get(), p.y = dy.get();
+  kt::launch(rowKernel<I, T>, mgk::rowBlocks<I, T>(p), T, mgk::rowSmemBytes<I, T>(), p);
+  EXPECT_TRUE(kt::near(dy.host(), ref, 2e-5, 1e-4));
+}
+
+TEST(RowKernel, SoftmaxOverAnInnerAxis) {
+  for (int op : {mgk::kRowSoftmax, mgk::kRowLogSoftmax}) {
+    runStridedRows<1, 256>(op, 1, 16, 4 * 84, 11);  // the DFL shape: [1, 16, 4 * 84]
+    runStridedRows<4, 256>(op, 3, 7, 5, 12);       // odd extents on every side
+    runStridedRows<1, 128>(op, 2, 1000, 3, 13);    // rows longer than the block's registers
+    runStridedRows<4, 256>(op, 2, 9, 1, 14);       // inner 1: the contiguous case
+  }
+}
+
 }  // namespace

@@ -137,13 +137,16 @@ struct ReduceParams {
   float* y;
 };
 
-// ---- rows: softmax / log-softmax / layer normalization over contiguous rows ------------------
-// x viewed as rows x len (the normalized axes are the trailing, contiguous ones; the code
-// generator transposes first otherwise). LayerNorm: y = (x - mean) / sqrt(var + epsilon) * scale
+// ---- rows: softmax / log-softmax / layer normalization over the rows of x ----------------------
+// x viewed as [outer, len, inner]: row r = (o, i) with o = r / inner, i = r % inner holds the len
+// elements x[(o * len + j) * inner + i], j < len (inner 0 or 1: contiguous rows, the trailing
+// axes; Softmax/LogSoftmax over an inner axis, e.g. YOLOv8's DFL softmax over axis 1 of a rank-4
+// tensor, has inner = the product of the dims after the axis). LayerNorm (contiguous rows only): y = (x - mean) / sqrt(var + epsilon) * scale
 // + bias, scale/bias of length len (or null).
 enum RowOp : int32_t { kRowSoftmax = 0, kRowLogSoftmax = 1, kRowLayerNorm = 2 };
 struct RowParams {
   int64_t rows, len;
+  int64_t inner;  // stride between a row's elements (0 or 1: contiguous)
   int32_t op;
   float epsilon;
   const float* x;

@@ -1,5 +1,6 @@
-// rows: softmax, log-softmax and layer normalization over the contiguous rows of x (mg_kparams.h,
-// RowParams), float32, one row per block.
+// rows: softmax, log-softmax and layer normalization over the rows of x (mg_kparams.h,
+// RowParams), float32, one row per block. A row is contiguous, or (softmax over an inner axis)
+// its elements lie p.inner apart: then the block's loads are strided, not coalesced.
 //
 //   rowBlock<ITEMS, THREADS>(p, block, smem)
 //     Thread t handles elements t, t + THREADS, ... of row `block`. When the row fits in the
@@ -39,15 +40,20 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   const int t = int(threadIdx.x);
   const bool active = t < THREADS;
   const int64_t len = p.len;
-  const S* x = asS<S>(p.x) + block * len;
-  S* y = asS<S>(p.y) + block * len;
+  const int64_t inner = p.inner > 1 ? p.inner : 1;
+  const int64_t base = (block / inner) * len * inner + block % inner;
+  const S* xr = asS<S>(p.x) + base;
+  S* yr = asS<S>(p.y) + base;
+  // Element j of the row (stride `inner`).
+  auto x = [&](int64_t j) -> const S& { return xr[j * inner]; };
+  auto y = [&](int64_t j) -> S& { return yr[j * inner]; };
   // Registers hold the row when it fits; idle threads and positions past len hold nothing.
   const bool cached = len <= int64_t(ITEMS) * THREADS;
   float v[ITEMS];
   MGK_UNROLL
   for (int i = 0; i < ITEMS; ++i) {
     const int64_t j = t + int64_t(i) * THREADS;
-    v[i] = (cached && active && j < len) ? ldF(x[j]) : 0.f;
+    v[i] = (cached && active && j < len) ? ldF(x(j)) : 0.f;
   }
   // Calls f(j, x_j) for this thread's elements (none for idle threads).
   auto each = [&](auto f) {
@@ -59,14 +65,14 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
         if (j < len) f(j, v[i]);
       }
     } else {
-      for (int64_t j = t; j < len; j += THREADS) f(j, ldF(x[j]));
+      for (int64_t j = t; j < len; j += THREADS) f(j, ldF(x(j)));
     }
   };
 
   if (p.op == kRowLayerNorm) {
     // The mean as pivot + mean(x - pivot), pivot = x[0]: rows far from zero (x ~ 1000 +- 3)
     // would otherwise lose the digits that matter to the float sum's rounding.
-    const float pivot = len > 0 ? ldF(x[0]) : 0.f;
+    const float pivot = len > 0 ? ldF(x(0)) : 0.f;
     float s = 0.f;
     each([&](int64_t, float xv) { s += xv - pivot; });
     const float mean = pivot + blockReduce<THREADS>(s, red, OpSumF()) / float(len);
@@ -83,7 +89,7 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
       float r = (xv - mean) * inv;
       if (scale) r *= ldF(scale[j]);
       if (bias) r += ldF(bias[j]);
-      y[j] = stF<S>(r);
+      y(j) = stF<S>(r);
     });
     return;
   }
@@ -96,10 +102,10 @@ MGK_PROGRAM void rowBlock(const RowParams& p, int64_t block, char* smem) {
   s = blockReduce<THREADS>(s, red, OpSumF());
   if (p.op == kRowLogSoftmax) {
     const float ls = logf(s);
-    each([&](int64_t j, float xv) { y[j] = stF<S>((xv - m) - ls); });
+    each([&](int64_t j, float xv) { y(j) = stF<S>((xv - m) - ls); });
   } else {
     const float inv = 1.f / s;
-    each([&](int64_t j, float xv) { y[j] = stF<S>(expf(xv - m) * inv); });
+    each([&](int64_t j, float xv) { y(j) = stF<S>(expf(xv - m) * inv); });
   }
 }
 
