@@ -43,6 +43,7 @@ double threadCpuNow() {
 }
 bool gCpuClock = false;  // --cpu-time: single-thread runs timed by threadCpuNow
 bool gResidual = false;  // --residual: convolutions add an in-place residual (the output buffer)
+double gPeak = 0;         // this core's measured FMA peak, GFLOP/s (main, before the benchmarks)
 bool gCold = false;      // --cold: caches flushed before every timed run (weights from memory, as in a model)
 
 // Reads and writes 64 MB (past this machine's caches) so the next run starts with cold caches.
@@ -167,7 +168,10 @@ void benchConv(const ConvLayer& L, mgrt::ThreadPool* pool, int reps, bool ref) {
   ctx.constInputs = 0x6;
   double flops = 2.0 * L.n * L.m * oh * ow * (L.c / L.group) * L.kh * L.kw;
   double tf = timeIt(reps, [&] { mgrt::fConv(a, in, nin, &Y.t, 1, ctx); }, !pool);
-  std::printf("conv %-28s fast %8.3f ms %7.1f GFLOP/s", L.name, tf * 1e3, flops / tf / 1e9);
+  // % of the FMA peak of the threads the conv ran on (the pool's, or this one).
+  const int used = pool ? pool->threads() : 1;
+  std::printf("conv %-28s fast %8.3f ms %7.1f GFLOP/s %3.0f%% of peak", L.name, tf * 1e3, flops / tf / 1e9,
+              gPeak > 0 ? 100.0 * flops / tf / 1e9 / (gPeak * used) : 0.0);
   mgrt::KernelFn rk = ref && !gResidual ? mgrt::findKernel("Conv") : nullptr;  // (ref: no residual)
   if (rk) {
     mgrt::Ctx rctx;
@@ -244,8 +248,9 @@ int main(int argc, char** argv) {
                 (long long)N, (long long)K, 2.0 * M * N * K / t / 1e9, reps, 2.0 * M * N * K);
     return 0;
   }
+  gPeak = peakGflops();
   std::printf("micro-kernel %dx%d; measured single-core FMA peak %.1f GFLOP/s\n", mgrt::fast::gemmMR(),
-              mgrt::fast::gemmNR(), peakGflops());
+              mgrt::fast::gemmNR(), gPeak);
   std::unique_ptr<mgrt::ThreadPool> p2;
   if (threads > 1) p2 = std::make_unique<mgrt::ThreadPool>(threads);
   if (only.empty() || only == "sgemm") {
