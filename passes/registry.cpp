@@ -21,6 +21,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFuseEpiloguePass);
     add(makeFuseElementwisePass);
     add(makeWideMergePass);
+    add(makeSharedWeightMergePass);
     add(makeBatchMergePass);
     add(makeBatchMergeConvPass);
     add(makePlaceConcatSlicesPass);
@@ -40,7 +41,7 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // each (before fold-affine and fuse-elementwise take their Mul/Add apart; RMSNormalization only
   // where the target runs it, so on cpu decompose-attention's chain comes back as the op).
   std::string p = std::string("decompose-attention,canonicalize,fold,fuse-layernorm,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
-                  (parallelOpt ? "wide-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
+                  (parallelOpt ? "wide-merge,shared-weight-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the
   // PassContext's device; --no-parallel-opt leaves them out.

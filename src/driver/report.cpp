@@ -79,7 +79,7 @@ const char* clusterColor(const std::string& strategy) {
 }
 
 // The passes that form parallel groups: the baseline ("unfused") pipeline leaves them out.
-const std::set<std::string> kParallelPasses = {"wide-merge", "batch-merge", "batch-merge-conv",
+const std::set<std::string> kParallelPasses = {"wide-merge", "shared-weight-merge", "batch-merge", "batch-merge-conv",
                                                "place-concat-slices", "recurrent-wavefront",
                                                "parallel-co-optimize"};
 

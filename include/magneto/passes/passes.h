@@ -60,6 +60,11 @@ std::unique_ptr<Pass> makeFuseEpiloguePass();
 std::unique_ptr<Pass> makeFuseElementwisePass();
 std::unique_ptr<Pass> makeFoldPadPass();
 std::unique_ptr<Pass> makeWideMergePass();
+// passes/shared_weight_merge.cpp: GEMMs sharing one weight Value on different, mutually
+// independent inputs -> one GEMM over their stacked rows, decided on the cost model of
+// ctx.device; nothing when ctx.parallelOpt is off.
+Expected<bool> sharedWeightMerge(Graph& g, PassContext& ctx);
+std::unique_ptr<Pass> makeSharedWeightMergePass();
 // passes/batch_merge.cpp: same-shape sibling GEMMs on different inputs -> one batched MatMul,
 // decided on the cost model of ctx.device; nothing when ctx.parallelOpt is off.
 Expected<bool> batchMerge(Graph& g, PassContext& ctx);
