@@ -446,7 +446,9 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
   // under a large kernel (a spectrogram's 41x11 stem with 32 output channels: 451 taps per output
   // plane as row passes, 7.5 ms; the im2col GEMM shares each packed row among the 32 channels).
   if (cg == 1 && (g.group > 1 || g.kh * g.kw <= 25)) {
-    if (conv::depthwiseC16Applies(g))
+    if (conv::depthwiseRowsApplies(g))
+      conv::depthwiseRows(g, x, w, bias, res, y, ep, ctx.pool);
+    else if (conv::depthwiseC16Applies(g))
       conv::depthwiseC16(g, x, w, bias, res, y, ep, ctx.pool);
     else
       depthwise(g, x, w, bias, res, y, ep, ctx.pool);

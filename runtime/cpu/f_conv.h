@@ -43,6 +43,10 @@ void directConv(const ConvGeom& g, const float* x, const float* wPacked, const f
 // Depthwise convolution with 16 channels per vector (f_conv_dw.cpp): whether this build and this
 // geometry take it (one channel per group, at least 12 channels), and the kernel. res as above.
 bool depthwiseC16Applies(const ConvGeom& g);
+// Depthwise 3x3/5x5/7x7 layers at stride 1 or 2 with long enough rows, read in place (f_conv_dw.cpp).
+bool depthwiseRowsApplies(const ConvGeom& g);
+void depthwiseRows(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
+                   float* y, const Epilogue& ep, ThreadPool* pool);
 void depthwiseC16(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
                   float* y, const Epilogue& ep, ThreadPool* pool);
 

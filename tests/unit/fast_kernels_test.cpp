@@ -417,6 +417,13 @@ TEST_P(FastKernels, FastConvCases) {
       {2, 32, 9, 40, 64, 3, 3, 4, 2, 1, 2, 2, 2, 2, 2, 2, "NOTSET", false, false, 2},
       {1, 24, 8, 16, 24, 1, 5, 3, 1, 1, 1, 1, 0, 2, 0, 2, "NOTSET", true, true, 1, true},
       {1, 16, 6, 40, 16, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 6},
+      // depthwise rows read in place (AVX-512: stride 1, rows of 32+ outputs, 3x3, 5x5, 7x7):
+      // row tails of 33 and 47 columns, heights not a multiple of the 4-row block (10, 6, 13, 3),
+      // asymmetric pads, batch 2, a residual in place, vector and row activations, 3 to 17 channels.
+      {2, 5, 9, 33, 5, 3, 3, 5, 1, 1, 1, 1, 1, 0, 2, 2, "NOTSET", true, true, 1},
+      {1, 17, 6, 47, 17, 5, 5, 17, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", false, true, 7, true},
+      {1, 3, 13, 64, 3, 7, 7, 3, 1, 1, 1, 1, 3, 3, 3, 3, "NOTSET", true, false, 11},
+      {1, 12, 5, 40, 12, 3, 3, 12, 1, 1, 1, 1, 0, 1, 0, 1, "NOTSET", true, true, 12},
       // depthwise with 16 channels per vector (AVX-512, >= 12 channels): channel tails (37 = 2
       // blocks + 5, 13, 20), batch 2, stride 2 and 3, dilation, asymmetric and automatic pads,
       // columns the kernel never reads (VALID, stride 3), 1xk and kx1 kernels, bands of rows
