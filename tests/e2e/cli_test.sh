@@ -174,7 +174,10 @@ grep -q "check: PASS" "$work/out.txt" && fail "check of folds printed a PASS"
 step "--weights-file"
 expect_rc 0 "compile --weights-file" -- "$magnetoc" compile "$model" -o "$work/wf" --name tiny --weights-file -q
 [ -e "$work/wf/tiny_weights.S" ] && fail "--weights-file still writes tiny_weights.S"
-lib="$(ls -t "${MAGNETO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/magneto}"/runtime-cpu-*/libmagneto_rt.a 2>/dev/null | head -1)"
+# The runtime library this magnetoc links (its check's link line, -v), not the newest one in a
+# cache that other checkouts' builds may share.
+"$magnetoc" check "$model" --data "$work/m/test_data_set_0" -v >"$work/rt.txt" 2>&1
+lib="$(grep -o '[^ ]*/runtime-cpu-[^ /]*/libmagneto_rt.a' "$work/rt.txt" | head -1)"
 if [ -n "$lib" ]; then
   c++ -O1 -std=c++17 -I "$work/wf" "$work/wf/tiny.cpp" "$work/use_tiny.o" "$lib" -lpthread -o "$work/use_wf" ||
     fail "cannot link the --weights-file package"
