@@ -94,6 +94,25 @@ MODELS = {
         _tv("mnasnet1_0"),
         (1, 3, 224, 224), (1, 3, 64, 64),
         "MnasNet 1.0 (torchvision): inverted residuals with depthwise 3x3/5x5"),
+    # The other torchvision classifiers of issue #41's benchmark (not in the CI regression either).
+    "resnet18": (
+        _tv("resnet18"), (1, 3, 224, 224), (1, 3, 64, 64),
+        "ResNet-18 (torchvision): basic blocks of two 3x3 convs, residual Add"),
+    "mobilenet_v2": (
+        _tv("mobilenet_v2"), (1, 3, 224, 224), (1, 3, 64, 64),
+        "MobileNet v2 (torchvision): inverted residuals, depthwise 3x3, ReLU6"),
+    "efficientnet_b1": (
+        _tv("efficientnet_b1"), (1, 3, 240, 240), (1, 3, 64, 64),
+        "EfficientNet-B1 (torchvision): MBConv blocks, squeeze-excitation, SiLU, at 240x240"),
+    "convnext_tiny": (
+        _tv("convnext_tiny"), (1, 3, 224, 224), (1, 3, 64, 64),
+        "ConvNeXt-T (torchvision): 7x7 depthwise convs, LayerNorm over channels, GELU MLPs, layer scale"),
+    "densenet121": (
+        _tv("densenet121"), (1, 3, 224, 224), (1, 3, 64, 64),
+        "DenseNet-121 (torchvision): dense blocks, every layer's output joined by Concat"),
+    "regnet_x_400mf": (
+        _tv("regnet_x_400mf"), (1, 3, 224, 224), (1, 3, 64, 64),
+        "RegNetX-400MF (torchvision): bottlenecks with grouped 3x3 convs (group width 16)"),
     "shufflenet_v2_x1_0": (
         _tv("shufflenet_v2_x1_0"),
         (1, 3, 224, 224), (1, 3, 64, 64),
