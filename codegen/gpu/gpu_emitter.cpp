@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "gpu_lowering.h"
 #include "magneto/codegen/cpu_emitter.h"
@@ -235,20 +236,23 @@ Status checkGpuSupport(const MemoryPlan& plan) {
   return Status::success();
 }
 
-// After the launch of a producer of data-dependent extents (NonZero, Compress): the package
-// reads the count back and binds the data symbol before the next launch (MG_DATA_EXTENT in
-// NAME.cu.in; docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
+// After the last launch of a producer of data-dependent extents (NonZero, Compress, Unique,
+// NonMaxSuppression, TopK with a run-time K): the package reads the count back and binds the
+// data symbol before the next launch (MG_DATA_EXTENT in NAME.cu.in; docs/DYNAMIC_SHAPES.md,
+// "Data-dependent extents").
 static std::string dataExtentBindings(const Graph& g, const MemoryPlan& plan, const std::vector<int>& steps) {
   std::string out;
-  for (int st : steps)
+  for (int st : steps) {
+    std::set<std::string> bound;  // one binding per symbol (several results may carry it)
     for (const DataSymbolDim& d : producedDataSymbols(g, *plan.steps[st]))
       for (size_t k = 0; k < g.symbols().size(); ++k)
-        if (g.symbols()[k].name == d.symbol)
+        if (g.symbols()[k].name == d.symbol && bound.insert(d.symbol).second)
           out += fmt::format("  MG_DATA_EXTENT({}, {}, {});\n", k, st,
                              cStringLiteral(plan.steps[st]->name().empty()
                                                 ? plan.steps[st]->describe()
                                                 : fmt::format("{}, node '{}'", plan.steps[st]->kind(),
                                                               plan.steps[st]->name())));
+  }
   return out;
 }
 
@@ -719,7 +723,16 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       forward += fmt::format("  MG_LAUNCH_STEP_CORESIDENT({}, launch{}, &D->l{});\n", li, ki, li);
     else
       forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, ki, li);
-    forward += dataExtentBindings(g, plan, l.steps);
+    // A step's count is final after its last launch (its last phase: Unique, NonMaxSuppression).
+    std::vector<int> ending;
+    for (int st : l.steps) {
+      bool later = false;
+      for (size_t b = at + 1; b < launches.size() && !later; ++b)
+        later = !launches[b].items.empty() &&
+                std::find(launches[b].steps.begin(), launches[b].steps.end(), st) != launches[b].steps.end();
+      if (!later) ending.push_back(st);
+    }
+    forward += dataExtentBindings(g, plan, ending);
   }
   closeRun();
   sum.sideStreams = sideStreams;
