@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent, e2e.sequences, e2e.empty_past). One helper does
+# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -316,6 +316,12 @@ print('NAME.py: 4 sets ok')"
       "$dir/gpu/test_data_set_2" "$dir/gpu/test_data_set_0" "$dir/gpu/test_data_set_1" "$dir/gpu/test_data_set_2" \
       "$dir/gpu/test_data_set_0"
     expect_in "$dir/out" "switch: 5 runs ok" "cuda: each run's outputs have its own count"
+    ;;
+  topk)  # issue #40: TopK with a constant K (MoE routers, top-k sampling) on rows of 50, 300 (strided,
+    # several chunks) and 2000 (K = 1500: the counting path), K = 1 and K = the axis' length,
+    # negative axes, ties, NaN and -0.0, float32/int64/float64, against Python's sort
+    model topk_model.py
+    check_on cpu cuda hip
     ;;
   empty_past)  # issue #40: a KV cache that may be empty: `--dynamic past=0..8`, Concat with an
     # empty operand, MatMul with K = 0 (the bias), ReduceSum over nothing (zeros), Softmax over an
