@@ -10,9 +10,24 @@
 #include <string>
 
 #include "gpu_lowering_test_util.h"
+#include "magneto/ir/symbolic.h"
 
 namespace magneto {
 namespace {
+
+// emitGpu after the symbolic inference that `magnetoc compile` runs on import (the reference
+// dims a consumer of a count chooses its strides by).
+Expected<TemplateVars> emitGpuFitted(const std::string& text) {
+  auto g = testing::parseVerified(text);
+  if (!g) return badInput("the test graph does not parse");
+  MG_RETURN_IF_ERROR(inferSymbolicShapes(*g));
+  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
+  MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile("h200"));
+  TemplateVars vars;
+  MG_ASSIGN_OR_RETURN(GpuEmitSummary sum, emitGpuProgram(*g, plan, device, vars));
+  (void)sum;
+  return vars;
+}
 
 size_t occurrences(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -75,6 +90,31 @@ TEST(GpuSelectLowering, TopKRunTimeKReportsItsCount) {
   EXPECT_TRUE(testing::contains(init, "p.count = MG_COUNT(0)")) << init;
   // One read-back for the symbol both results carry.
   EXPECT_EQ(occurrences(vars->at("FORWARD"), "MG_DATA_EXTENT(0,"), 1u) << vars->at("FORWARD");
+}
+
+TEST(GpuSelectLowering, ACountIsReadBackWhereALaterLaunchNeedsItElseAtTheEnd) {
+  // The Relu's grid is TopK's K: that count is read back right after the TopK. Unique's count
+  // decides only its results' extents (graph outputs): it is read back once, after the last launch.
+  auto vars = emitGpuFitted(R"(graph @t {
+  symbol k [0, 32] data
+  symbol u [0, 32] data
+  input %x : f32[32]
+  input %kk : i64[1]
+  const %two : f32[] = dense<[2]>
+  %y : f32[32] as [u], %first : i64[32] as [u], %inv : i64[32], %cnt : i64[32] as [u] = Unique(%x)
+  %vals : f32[32] as [k], %idx : i64[32] as [k] = TopK(%x, %kk)
+  %d = Relu(%vals)
+  output %vals, %idx, %d, %y, %first, %inv, %cnt
+})");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  const std::string& fwd = vars->at("FORWARD");
+  ASSERT_EQ(occurrences(fwd, "MG_DATA_EXTENT(0,"), 1u) << fwd;
+  ASSERT_EQ(occurrences(fwd, "MG_DATA_EXTENT(1,"), 1u) << fwd;
+  const size_t topk = fwd.find("MG_DATA_EXTENT(0,"), unique = fwd.find("MG_DATA_EXTENT(1,");
+  const size_t lastLaunch = fwd.rfind("MG_LAUNCH_STEP");
+  EXPECT_LT(topk, lastLaunch) << fwd;   // before the Relu
+  EXPECT_GT(unique, lastLaunch) << fwd;  // after everything
+  EXPECT_TRUE(testing::contains(vars->at("INIT_PARAMS"), "MG_DIM(")) << vars->at("INIT_PARAMS");
 }
 
 TEST(GpuSelectLowering, UniqueIsTwoPhasesAndReadsItsCountAfterTheSecond) {
