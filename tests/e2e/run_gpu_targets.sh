@@ -535,6 +535,8 @@ resource_check() {
   /usr/bin/python3 - "$out.json" "$mode" "${rmodels[@]}" > "$out.result" 2>> "$out.log" <<'PY'
 import json, sys
 reports, source, names = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3:]
+if isinstance(reports, dict):  # one model: report --json writes its object, not a list
+    reports = [reports]
 if len(reports) != len(names):
     print("fail", len(reports), "reports for", len(names), "models"); sys.exit()
 for name, r in zip(names, reports):
