@@ -15,6 +15,10 @@ models (`--models nasnet_a_mobile,lstm_lm,...`). Each entry of MODELS has a full
 - bert_layers: BERT encoder layers (post-LN, separate Q/K/V nn.Linear, erf GELU FFN).
 - switch_moe: Switch-Transformer MoE feed-forward layer: router + softmax + top-1, every expert
   computed densely and combined by a one-hot mask times the router probability (static graph).
+- mixtral_moe: Mixtral-style sparse MoE feed-forward block: x + the top-2 experts of a router
+  over 8 SwiGLU experts, weighted by the softmax of the two chosen logits (TopK with K = 2, the
+  MoE router's op); every expert computed densely, combined through a one-hot of the top-2
+  indices (static graph).
 - yolox_heads: YOLOX decoupled heads over three feature levels (stem, cls and reg towers,
   cls/reg/obj predictions, concatenated over levels).
 - yolov8: YOLOv8n end to end as ultralytics exports it: C2f blocks (Split, chained bottlenecks,
@@ -326,6 +330,37 @@ class SwitchMoE(nn.Module):
         outs = torch.stack([expert(z) for expert in self.experts], dim=-2)  # [B, T, E, C]
         return x + (weights.unsqueeze(-1) * outs).sum(dim=-2)
 
+
+class MixtralMoE(nn.Module):
+    """Mixtral-style sparse MoE block (pre-norm): x + sum over the top-2 experts of each token of
+    softmax(top-2 router logits)[j] * expert_j(RMSNorm(x)), the experts SwiGLU MLPs
+    (w2(silu(w1 z) * w3 z), bias-free). The router's choice is torch.topk (ONNX TopK with the
+    constant K = 2); the experts run densely on every token and are combined by the top-2 indices'
+    one-hot times their weights, so the graph is static and the experts' gate and up projections
+    are siblings of one input."""
+
+    def __init__(self, dim=512, ffn=1792, experts=8, top_k=2, eps=1e-5):
+        super().__init__()
+        self.experts_n, self.top_k, self.eps = experts, top_k, eps
+        self.norm = nn.Parameter(1 + 0.1 * torch.randn(dim))
+        self.router = nn.Linear(dim, experts, bias=False)
+        self.w1 = nn.ModuleList(nn.Linear(dim, ffn, bias=False) for _ in range(experts))
+        self.w3 = nn.ModuleList(nn.Linear(dim, ffn, bias=False) for _ in range(experts))
+        self.w2 = nn.ModuleList(nn.Linear(ffn, dim, bias=False) for _ in range(experts))
+
+    def check_export(self, m, xs, ys):
+        if not any(n.op_type == "TopK" for n in m.graph.node):
+            raise RuntimeError("mixtral_moe: the export has no TopK: the router op this model is in the zoo for")
+
+    def forward(self, x):  # [B, T, C]
+        z = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.norm
+        logits = self.router(z)  # [B, T, E]
+        top, index = torch.topk(logits, self.top_k, dim=-1)  # [B, T, 2]
+        gate = torch.softmax(top, dim=-1)
+        weights = (F.one_hot(index, self.experts_n).to(z.dtype) * gate.unsqueeze(-1)).sum(dim=-2)  # [B, T, E]
+        outs = torch.stack([self.w2[e](F.silu(self.w1[e](z)) * self.w3[e](z)) for e in range(self.experts_n)],
+                           dim=-2)  # [B, T, E, C]
+        return x + (weights.unsqueeze(-1) * outs).sum(dim=-2)
 
 # ------------------------------------------------------------------------------- detection head
 class ConvBNSiLU(nn.Sequential):  # YOLOX's BaseConv
@@ -793,6 +828,11 @@ MODELS = {
         (1, 128, 768), (1, 16, 64),
         "Switch-Transformer MoE FFN layer (models/zoo_models.py): router, top-1, dense experts "
         "combined by a one-hot mask"),
+    "mixtral_moe": (
+        (lambda: MixtralMoE(512, 1792, 8), lambda: MixtralMoE(64, 128, 8)),
+        (1, 128, 512), (1, 16, 64),
+        "Mixtral-style sparse MoE FFN block (models/zoo_models.py): RMSNorm, router, top-2 (TopK) with "
+        "softmax over the chosen logits, 8 SwiGLU experts computed densely, combined by the top-2 one-hot"),
     "yolox_heads": (
         (lambda: YOLOXHeads((128, 256, 512), 128, 80), lambda: YOLOXHeads((32, 64, 128), 32, 80)),
         [Input("p3", (1, 128, 80, 80)), Input("p4", (1, 256, 40, 40)), Input("p5", (1, 512, 20, 20))],

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include "gpu_lowering.h"
 #include "magneto/codegen/cpu_emitter.h"
@@ -235,21 +237,25 @@ Status checkGpuSupport(const MemoryPlan& plan) {
   return Status::success();
 }
 
-// After the launch of a producer of data-dependent extents (NonZero, Compress): the package
-// reads the count back and binds the data symbol before the next launch (MG_DATA_EXTENT in
-// NAME.cu.in; docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
-static std::string dataExtentBindings(const Graph& g, const MemoryPlan& plan, const std::vector<int>& steps) {
-  std::string out;
-  for (int st : steps)
-    for (const DataSymbolDim& d : producedDataSymbols(g, *plan.steps[st]))
-      for (size_t k = 0; k < g.symbols().size(); ++k)
-        if (g.symbols()[k].name == d.symbol)
-          out += fmt::format("  MG_DATA_EXTENT({}, {}, {});\n", k, st,
-                             cStringLiteral(plan.steps[st]->name().empty()
-                                                ? plan.steps[st]->describe()
-                                                : fmt::format("{}, node '{}'", plan.steps[st]->kind(),
-                                                              plan.steps[st]->name())));
+// After the last launch of a producer of data-dependent extents (NonZero, Compress, Unique,
+// NonMaxSuppression, TopK with a run-time K): the package reads the count back and binds the
+// data symbol (MG_DATA_EXTENT in NAME.cu.in; docs/DYNAMIC_SHAPES.md, "Data-dependent extents"),
+// right there when a later launch depends on it, else after the last launch (the emitter decides).
+// The data symbols step `st` produces, by index (once each: several results may carry one).
+static std::vector<int> producedSymbolIndices(const Graph& g, const MemoryPlan& plan, int st) {
+  std::vector<int> out;
+  for (const DataSymbolDim& d : producedDataSymbols(g, *plan.steps[st]))
+    for (size_t k = 0; k < g.symbols().size(); ++k)
+      if (g.symbols()[k].name == d.symbol && std::find(out.begin(), out.end(), static_cast<int>(k)) == out.end())
+        out.push_back(static_cast<int>(k));
   return out;
+}
+
+static std::string dataExtentLine(const MemoryPlan& plan, int st, int k) {
+  const Node* n = plan.steps[st];
+  return fmt::format("  MG_DATA_EXTENT({}, {}, {});\n", k, st,
+                     cStringLiteral(n->name().empty() ? n->describe()
+                                                      : fmt::format("{}, node '{}'", n->kind(), n->name())));
 }
 
 Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
@@ -396,6 +402,17 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     MG_RETURN_IF_ERROR(lowerLaunch(l));
     scratchBytes = std::max(scratchBytes, cx.scratchBytes);
   }
+  // What the device work depends on, by symbol: the symbols of each MG_DIM(k) expression, and
+  // those of scratch sizes and shape data (MgSymbolic elements, written by the host).
+  std::vector<std::set<std::string>> dimSymbols;
+  std::set<std::string> deviceSymbols;
+  for (const Node* n : g.nodes())
+    if (n->kind() == "MgSymbolic")
+      for (const std::string& text : n->attrs().getStrings("exprs")) {
+        auto e = DimExpr::parse(text);
+        if (!e.ok()) return e.status();
+        for (const std::string& y : e->symbols()) deviceSymbols.insert(y);
+      }
   if (dynamic) {
     // Lower every launch again at other bindings and fit the literals that vary.
     std::vector<DynLaunchText> texts;
@@ -430,6 +447,12 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
     };
     DynParamsResult fit;
     MG_RETURN_IF_ERROR(fitDynamicParams(g, names, coords, relower, &texts, &fit));
+    for (const DimExpr& e : fit.exprs) {
+      std::vector<std::string> syms = e.symbols();
+      dimSymbols.emplace_back(syms.begin(), syms.end());
+    }
+    for (const DynParamsResult::Scratch& sc : fit.scratch)
+      for (const std::string& y : sc.bytes.symbols()) deviceSymbols.insert(y);
     for (size_t i = 0; i < launches.size(); ++i)
       for (size_t k = 0; k < launches[i].items.size(); ++k) launches[i].items[k].init = texts[i].items[k].init;
     scratchBytes = fit.scratchBytes;
@@ -572,6 +595,20 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
   };
   int index = 0;
   std::vector<int> variantPoints;  // the opt points of the variants just emitted, before their general launch
+  // Whether a launch after launches[at] depends on data symbol `sym`: a launch parameter or grid
+  // (an MG_DIM(k) whose expression mentions it), or the shape data or scratch the host writes
+  // from it. Such a count is read back right after its producer; the others at the end.
+  std::string deferredCounts;
+  auto needsCountNow = [&](const std::string& sym, size_t at) {
+    if (deviceSymbols.count(sym)) return true;
+    for (size_t b = at + 1; b < launches.size(); ++b)
+      for (const GpuItem& it : launches[b].items)
+        for (size_t p = it.init.find("MG_DIM("); p != std::string::npos; p = it.init.find("MG_DIM(", p + 1)) {
+          const size_t k = static_cast<size_t>(std::atoll(it.init.c_str() + p + 7));
+          if (k >= dimSymbols.size() || dimSymbols[k].count(sym)) return true;
+        }
+    return false;
+  };
   for (size_t at = 0; at < launches.size(); ++at) {
     const Launch& l = launches[at];
     if (l.items.empty()) continue;  // a step with nothing to do (all pieces empty)
@@ -719,9 +756,23 @@ Expected<GpuEmitSummary> emitGpuProgram(const Graph& g, const MemoryPlan& plan,
       forward += fmt::format("  MG_LAUNCH_STEP_CORESIDENT({}, launch{}, &D->l{});\n", li, ki, li);
     else
       forward += fmt::format("  MG_LAUNCH_STEP({}, launch{}, &D->l{});\n", li, ki, li);
-    forward += dataExtentBindings(g, plan, l.steps);
+    // A step's count is final after its last launch (its last phase: Unique, NonMaxSuppression).
+    for (int st : l.steps) {
+      bool later = false;
+      for (size_t b = at + 1; b < launches.size() && !later; ++b)
+        later = !launches[b].items.empty() &&
+                std::find(launches[b].steps.begin(), launches[b].steps.end(), st) != launches[b].steps.end();
+      if (later) continue;
+      for (int k : producedSymbolIndices(g, plan, st)) {
+        if (needsCountNow(g.symbols()[k].name, at)) forward += dataExtentLine(plan, st, k);
+        else deferredCounts += dataExtentLine(plan, st, k);
+      }
+    }
   }
   closeRun();
+  // Counts that no later launch depends on: read back once, after the last launch (the run ends
+  // with a synchronization anyway), instead of stopping the stream after their producers.
+  forward += deferredCounts;
   sum.sideStreams = sideStreams;
   if (sum.launches == 0) {
     fields = "  int64_t unused;\n";

@@ -220,10 +220,15 @@ Expected<std::vector<GpuItem>> lowerDet(const Node& n, const TileConfig& tile, L
 
 // The operators of opsets 18-21 and the element types that the float32 lowerings refuse
 // (lower_opset.h says which file holds which).
-// The producers of data-dependent extents (lower_select.cpp): mg_select.cuh's programs, the count
+// The producers of data-dependent extents (lower_select.cpp): mg_select.cuh's and mg_topk.cuh's
+// programs, the count
 // to MG_COUNT(k) (k: the data symbol) for the package to bind after the launch.
 Expected<std::vector<GpuItem>> lowerNonZero(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerCompress(const Node& n, const TileConfig& tile, LowerContext& cx);
+// TopK (a constant K, or a run-time one: then a data-dependent extent), Unique, NonMaxSuppression.
+Expected<std::vector<GpuItem>> lowerTopK(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerUnique(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerNonMaxSuppression(const Node& n, const TileConfig& tile, LowerContext& cx);
 // The binding the dynamic emitter is lowering at (set while a DynBindingScope holds one; null at
 // the reference binding): shape data (MgSymbolic) a lowering reads, a Slice's run-time starts,
 // is evaluated there.

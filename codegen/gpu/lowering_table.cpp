@@ -119,6 +119,9 @@ std::vector<Entry> buildEntries() {
       // Data-dependent extents (lower_select.cpp).
       {"NonZero", lowerNonZero},
       {"Compress", lowerCompress},
+      {"Unique", lowerUnique},
+      {"NonMaxSuppression", lowerNonMaxSuppression},
+      {"TopK", lowerTopK},
       // Losses (lower_loss.cpp).
       {"NegativeLogLikelihoodLoss", lowerLoss},
       {"SoftmaxCrossEntropyLoss", lowerLoss},

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/ranges.h>
+
 #include "magneto/analysis/memory_plan.h"
 #include "magneto/codegen/gpu_emitter.h"
 #include "magneto/codegen/package.h"
@@ -119,19 +121,19 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   io.sequenceInputs = o.sequenceInputs;
   ImportInfo info;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(o.model, io, &info));
-  // Data-dependent extents (docs/DYNAMIC_SHAPES.md): every producer on the cpu target; NonZero
-  // and Compress on cuda/hip too (codegen/gpu/lower_select.cpp).
+  // Data-dependent extents (docs/DYNAMIC_SHAPES.md): every producer on the cpu target; those of
+  // gpuDataExtentOps on cuda/hip too (codegen/gpu/lower_select.cpp: today every op that has one).
   if (o.target != "cpu")
     for (const Node* n : g->nodes())
       for (const DataSymbolDim& d : producedDataSymbols(*g, *n))
         if (!gpuProducesDataExtent(n->kind()))
           return unsupported("{}: {}, result '{}' dim {} is a data-dependent extent (data symbol "
                              "'{}', known only at run time): the {} target builds those of "
-                             "NonZero and Compress, {} only on the cpu target; make the operand "
-                             "deciding it a constant (`magnetoc check` binds it from its data "
-                             "set) or use --target cpu",
+                             "{}, {} only on the cpu target; make the operand deciding it a "
+                             "constant (`magnetoc check` binds it from its data set) or use "
+                             "--target cpu",
                              o.model, n->describe(), n->output(d.output)->name(), d.dim, d.symbol,
-                             o.target, n->kind());
+                             o.target, fmt::format("{}", fmt::join(gpuDataExtentOps(), ", ")), n->kind());
   // Symbolic shapes of every value, fitted and verified over the declared ranges.
   if (Status s = inferSymbolicShapes(*g); !s.ok()) return s.withContext(o.model + ": ");
   for (const std::string& n : info.notes) rep.detail("import: " + n);

@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent, e2e.sequences, e2e.empty_past). One helper does
+# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -247,7 +247,8 @@ case "$case_name" in
   data_extent)  # issue #17: NonZero -> Transpose -> GatherND -> ReduceSum, the count as shape data,
     # Compress on a computed mask, TopK with K an input and with K = min(3, count), Unique of the
     # NonZero's rows (a count decided by another's values), with a dynamic batch: one cpu build
-    # run at four data sets whose counts differ (0, some, every element) against numpy
+    # run at four data sets whose counts differ (0, some, every element) against numpy; the
+    # producers on cuda and hip (emulated) too
     /usr/bin/python3 "$src/tests/e2e/data_extent_model.py" "$dir" >/dev/null ||
       fail "the generator data_extent_model.py failed"
     sets=()
@@ -286,10 +287,18 @@ print('NAME.py: 4 sets ok')"
     run "fewer values than K" -- sh -c "! '$magnetoc' check '$dir/top3/model.onnx' --data '$dir/top3/test_data_set_1' -q"
     expect_in "$dir/out" "step [0-9]+ \\(NonZero, node 'nonzero'\\) computed extent 1 for data symbol 'nonzero_count', outside its range \\[3, 12\\]" \
       "a count below what TopK needs is refused by node and range"
-    run "cuda refuses the producers it does not compute" -- sh -c "! '$magnetoc' compile '$dir/model.onnx' -o '$dir/cu' \
-      --dynamic batch=1..4 --target cuda -q; test \$? -eq 0"
-    expect_in "$dir/out" "node 'topk' \(TopK\), result 'topv' dim 0 is a data-dependent extent.*the cuda target builds those of NonZero and Compress, TopK only on the cpu target" \
-      "the cuda compile names the node and why"
+    # cuda and hip compute every producer's count at run time: Unique of the NonZero's rows, TopK
+    # with K an input (and a Mul over its K values), TopK by min(3, Compress' count) and
+    # NonMaxSuppression, one build per target (and cpu) at counts 0, 10 and 24 with K 0, 3, 24.
+    ssets=(--data "$dir/gpu_select/test_data_set_0" --data "$dir/gpu_select/test_data_set_1"
+           --data "$dir/gpu_select/test_data_set_2")
+    for t in cpu cuda hip; do
+      targs=()
+      [ "$t" = cpu ] || targs=(--target "$t" --emulate)
+      run "$t: Unique, TopK and NonMaxSuppression counts at run time" -- "$magnetoc" check \
+        "$dir/gpu_select/model.onnx" "${ssets[@]}" "${targs[@]}" -q
+      expect_in "$dir/out" "PASS: 30 output\(s\) in 3 data set\(s\)" "$t: every count and value matches numpy"
+    done
     # cuda and hip compute NonZero's and Compress' counts at run time: one build per target at
     # counts 0, 10 and 24 (the deciding input stays a run-time input), and one cuda handle through
     # NAME.py at counts 24, 0, 10, 24, 0 (each run binds its count again).
@@ -307,6 +316,12 @@ print('NAME.py: 4 sets ok')"
       "$dir/gpu/test_data_set_2" "$dir/gpu/test_data_set_0" "$dir/gpu/test_data_set_1" "$dir/gpu/test_data_set_2" \
       "$dir/gpu/test_data_set_0"
     expect_in "$dir/out" "switch: 5 runs ok" "cuda: each run's outputs have its own count"
+    ;;
+  topk)  # issue #40: TopK with a constant K (MoE routers, top-k sampling) on rows of 50, 300 (strided,
+    # several chunks) and 2000 (K = 1500: the counting path), K = 1 and K = the axis' length,
+    # negative axes, ties, NaN and -0.0, float32/int64/float64, against Python's sort
+    model topk_model.py
+    check_on cpu cuda hip
     ;;
   empty_past)  # issue #40: a KV cache that may be empty: `--dynamic past=0..8`, Concat with an
     # empty operand, MatMul with K = 0 (the bias), ReduceSum over nothing (zeros), Softmax over an

@@ -22,7 +22,7 @@ magnetoc="$root/build/bin/magnetoc"
 zoo="$root/build/zoo"
 work="$root/build/gpu-targets"
 # The zoo models whose every operator the GPU targets lower today (docs/GPU_TARGET.md).
-models="inception_v3_small,squeezenet1_1_small,resnext50_32x4d_small,inception_block_small,mha_block_small,multi_tower_small,nasnet_a_mobile_small,bert_layers_small,switch_moe_small,yolox_heads_small,yolov8_small,din_small,lstm_lm_small,seq2seq_small,deepspeech2_small,llama_layer_small"
+models="inception_v3_small,squeezenet1_1_small,resnext50_32x4d_small,inception_block_small,mha_block_small,multi_tower_small,nasnet_a_mobile_small,bert_layers_small,switch_moe_small,yolox_heads_small,yolov8_small,din_small,lstm_lm_small,seq2seq_small,deepspeech2_small,llama_layer_small,mixtral_moe_small"
 # Models whose generated sources go through nvcc and hipcc (part 2): every model's by default, two
 # at a time. --build-only LIST narrows it.
 built=""
@@ -77,9 +77,9 @@ section "1. numerics through the CPU emulation"
 # hip runs cuda's block programs (no program uses warp-level operations; only the warp width
 # differs: 64): its values are checked on four models that between them contain every kind of
 # block program the zoo's packages use (conv, pool, depthwise, GEMM and GEMV, map, reduce, row and
-# recurrent blocks and the wavefront, joint kernels of conv, pool and GEMM members); cuda runs
-# every model. The whole zoo on both targets was 203 CPU-s (session 19).
-hip_models="inception_block_small nasnet_a_mobile_small lstm_lm_small mha_block_small"
+# recurrent blocks and the wavefront, joint kernels of conv, pool and GEMM members), and the
+# Mixtral-style MoE for its TopK router (mg_topk.cuh); cuda runs every model. The whole zoo on both targets was 203 CPU-s (session 19).
+hip_models="inception_block_small nasnet_a_mobile_small lstm_lm_small mha_block_small mixtral_moe_small"
 mkdir -p "$work/zoo-hip"
 for m in "${names[@]}"; do
   case " $hip_models " in *" $m "*) ln -s "$zoo/$m" "$work/zoo-hip/$m" ;; esac
@@ -134,15 +134,16 @@ done
 # The race check (docs/GPU_EMULATION.md): the same packages built with clang++ and ThreadSanitizer,
 # every emulated GPU thread a TSan fiber; a data race between them fails the model. One order:
 # TSan sees races whichever order the threads run in (the orders above catch what a missing
-# barrier changes in the values). hip takes the four models above, which contain every kind of
-# block program; cuda six others whose generated code differs most from them: grouped convolutions
-# (ResNeXt), joint GEMM towers (multi-tower), joint GEMV experts (Switch MoE), recurrent cells and
-# attention (seq2seq), GRUs (DeepSpeech2) and detector heads (YOLOX). The other four (Inception v3,
+# barrier changes in the values). hip takes four of the models above, which contain every kind of
+# block program (not the MoE); cuda seven others whose generated code differs most from them: grouped
+# convolutions (ResNeXt), joint GEMM towers (multi-tower), joint GEMV experts (Switch MoE), recurrent
+# cells and attention (seq2seq), GRUs (DeepSpeech2), detector heads (YOLOX) and the TopK router of
+# the Mixtral-style MoE. The other four (Inception v3,
 # SqueezeNet, BERT layers, DIN) run the same programs and joint-kernel forms in other tiles and
 # epilogues. The whole zoo on both targets cost 410 CPU-s; this set about 130 (docs/PERFORMANCE.md,
 # sessions 18 and 19).
-cuda_race_models="resnext50_32x4d_small multi_tower_small switch_moe_small seq2seq_small deepspeech2_small yolox_heads_small"
-hip_race_models="$hip_models"
+cuda_race_models="resnext50_32x4d_small multi_tower_small switch_moe_small seq2seq_small deepspeech2_small yolox_heads_small mixtral_moe_small"
+hip_race_models="inception_block_small nasnet_a_mobile_small lstm_lm_small mha_block_small"
 mkdir -p "$work/zoo-race-cuda" "$work/zoo-race-hip"
 for m in "${names[@]}"; do
   case " $hip_race_models " in *" $m "*) ln -s "$zoo/$m" "$work/zoo-race-hip/$m" ;; esac
@@ -174,7 +175,18 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis
         test_dft_axis test_dft_inverse test_stft_with_window test_melweightmatrix
         test_gridsample_bicubic test_roialign_aligned_false test_maxunpool_export_with_output_shape
-        test_det_nd test_lrn)
+        test_det_nd test_lrn
+        test_top_k test_top_k_negative_axis test_top_k_smallest
+        test_unique_not_sorted_without_axis test_unique_sorted_with_axis test_unique_sorted_with_axis_3d
+        test_unique_sorted_with_negative_axis test_unique_sorted_without_axis
+        test_nonmaxsuppression_center_point_box_format test_nonmaxsuppression_flipped_coordinates
+        test_nonmaxsuppression_identical_boxes test_nonmaxsuppression_limit_output_size
+        test_nonmaxsuppression_single_box test_nonmaxsuppression_suppress_by_IOU
+        test_nonmaxsuppression_suppress_by_IOU_and_scores test_nonmaxsuppression_two_batches
+        test_nonmaxsuppression_two_classes)
+# The selection ops' node tests (TopK with its K an input, Unique, NonMaxSuppression: counts known
+# at run time, docs/DYNAMIC_SHAPES.md) also on hip.
+hip_sample="test_top_k test_unique_sorted_with_axis test_nonmaxsuppression_two_batches"
 # The race check (cuda and hip) takes one test per kind of block program or generated functor
 # of the sample: conv, pool, GEMM, rows, reduce, the recurrent programs, maps with an index
 # functor (transpose, gather), several functors in one launch (concat), the two-phase losses, a
@@ -184,7 +196,8 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
 race_sample="test_conv_with_strides_padding test_maxpool_2d_pads test_gemm_all_attributes test_softmax_axis_2
           test_reduce_mean_keepdims_random test_transpose_all_permutations_3 test_gather_1
           test_concat_3d_axis_1 test_lstm_with_peepholes test_gru_seq_length
-          test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_maxunpool_export_with_output_shape"
+          test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_maxunpool_export_with_output_shape
+          test_top_k test_unique_sorted_with_axis test_nonmaxsuppression_two_batches"
 # One emulated check of a node test folder: "check_case DIR TARGET LOG [extra args]"; exit status is
 # the check's. The cases run two at a time (each check is one compiler process, then the runs).
 check_case() {
@@ -215,6 +228,9 @@ queue=()
 for t in "${sample[@]}"; do
   [ -d "$data/$t" ] || continue
   queue+=("node $t --target cuda --emulate|$data/$t|cuda|$work/$t.log|--emulate-order $orders")
+  case " $hip_sample " in *" $t "*)
+    queue+=("node $t --target hip --emulate|$data/$t|hip|$work/$t-hip.log|--emulate-order $orders") ;;
+  esac
   case " $race_sample " in *" $t "*)
     queue+=("node $t --target cuda --emulate --racecheck|$data/$t|cuda|$work/$t-race-cuda.log|--racecheck")
     queue+=("node $t --target hip --emulate --racecheck|$data/$t|hip|$work/$t-race-hip.log|--racecheck") ;;
@@ -519,6 +535,8 @@ resource_check() {
   /usr/bin/python3 - "$out.json" "$mode" "${rmodels[@]}" > "$out.result" 2>> "$out.log" <<'PY'
 import json, sys
 reports, source, names = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3:]
+if isinstance(reports, dict):  # one model: report --json writes its object, not a list
+    reports = [reports]
 if len(reports) != len(names):
     print("fail", len(reports), "reports for", len(names), "models"); sys.exit()
 for name, r in zip(names, reports):

@@ -224,6 +224,29 @@ __global__ void __launch_bounds__(256) compressK(mgk::CompressParams p) {
   MG_DYNAMIC_SHARED(char, smem);
   mgk::compressBlock<W, 256>(p, blockIdx.x, smem);
 }
+template <typename T, int C>
+__global__ void __launch_bounds__(128) topkK(mgk::TopKParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::topkBlock<T, C, 128>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(128) uniqueFirstK(mgk::UniqueParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::uniqueFirstBlock<T, 128>(p, blockIdx.x, smem);
+}
+template <typename T>
+__global__ void __launch_bounds__(128) uniqueWriteK(mgk::UniqueParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::uniqueWriteBlock<T, 128>(p, blockIdx.x, smem);
+}
+__global__ void __launch_bounds__(128) nmsSelectK(mgk::NmsParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::nmsSelectBlock<128>(p, blockIdx.x, smem);
+}
+__global__ void __launch_bounds__(128) nmsWriteK(mgk::NmsParams p) {
+  MG_DYNAMIC_SHARED(char, smem);
+  mgk::nmsWriteBlock<128>(p, blockIdx.x, smem);
+}
 
 // Functors shaped as lower_opset.cpp generates them.
 template <typename S, typename D>
@@ -269,6 +292,7 @@ struct ResizeTo {
   X(float) X(double) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t)
 #define MG_SCATTER(T) (void*)&scatterNDK<T>, (void*)&scatterElementsK<T>,
 #define MG_NONZERO(T) (void*)&nonzeroK<T>,
+#define MG_SORTED(T) (void*)&topkK<T, 64>, (void*)&uniqueFirstK<T>, (void*)&uniqueWriteK<T>,
 #define MG_FLOATS(T) (void*)&groupNormK<T>, (void*)&col2imK<T>, (void*)&lpPoolK<T>, (void*)&deformConvK<T>, \
   (void*)&convNdK<T>, (void*)&poolNdK<T>,
 #define MG_REDUCE_OPS(T, B)                                                                      \
@@ -283,7 +307,9 @@ struct ResizeTo {
 extern void* const kOpsetKernels[];
 void* const kOpsetKernels[] = {
     MG_OPSET_TYPES(MG_SCATTER) MG_OPSET_TYPES(MG_NONZERO) MG_NONZERO(mgk::Half)
-    MG_NONZERO(mgk::BFloat16) (void*)&compressK<uint8_t>, (void*)&compressK<uint16_t>,
+    MG_NONZERO(mgk::BFloat16) MG_OPSET_TYPES(MG_SORTED) (void*)&topkK<mgk::Half, 64>,
+    (void*)&topkK<mgk::BFloat16, 64>, (void*)&topkK<float, 1024>, (void*)&nmsSelectK, (void*)&nmsWriteK,
+    (void*)&compressK<uint8_t>, (void*)&compressK<uint16_t>,
     (void*)&compressK<uint32_t>, (void*)&compressK<uint64_t>, MG_FLOATS(float) MG_FLOATS(double)
     MG_MAPV(CastTo<float, mgk::Half>) MG_MAPV(CastTo<mgk::Half, float>)
     MG_MAPV(CastTo<float, mgk::BFloat16>) MG_MAPV(CastTo<mgk::BFloat16, double>)
@@ -308,6 +334,13 @@ int64_t opsetHostCounts(const mgk::ScatterNDParams& s, const mgk::ScatterElement
 int64_t selectHostCounts(const mgk::NonZeroParams& n, const mgk::CompressParams& c) {
   return mgk::nonzeroBlocks<float, 256>(n) + mgk::compressBlocks<uint32_t, 256>(c) +
          mgk::nonzeroSmemBytes<uint8_t, 256>() + mgk::compressSmemBytes<uint64_t, 256>();
+}
+
+int64_t sortHostCounts(const mgk::TopKParams& t, const mgk::UniqueParams& u, const mgk::NmsParams& s) {
+  return mgk::topkBlocks<float, 64, 128>(t) + mgk::topkSmemBytes<double, 1024, 128>() +
+         mgk::uniqueFirstBlocks<int64_t, 128>(u) + mgk::uniqueWriteBlocks<float, 128>(u) +
+         mgk::uniqueWriteSmemBytes<float, 128>() + mgk::nmsSelectBlocks<128>(s) + mgk::nmsWriteBlocks<128>(s) +
+         mgk::nmsSelectSmemBytes<128>();
 }
 
 int64_t convNdHostCounts(const mgk::ConvNdParams& c, const mgk::PoolNdParams& p) {

@@ -423,7 +423,7 @@ TEST(SelectGpu, RefusedByName) {
     // Compress lowers only as the producer of a data-dependent extent (lower_select.cpp); one
     // whose extent is static (a constant condition the fold pass did not see) is refused by node.
     const std::string why = op == "Compress"
-                                ? "Compress on the cuda/hip targets needs a data-dependent extent"
+                                ? "Compress on the cuda/hip targets needs one data-dependent extent"
                                 : "no kernel for op '" + op + "'";
     EXPECT_TRUE(testing::contains(vars.status().message(), why)) << vars.status().message();
   }
