@@ -476,6 +476,11 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
     conv::lanesConv(g, x, packed(conv::lanesPackedSize(g), conv::lanesPackWeights), bias, res, y, ep, ctx.pool);
     return 0;
   }
+  if (conv::groupedC16Applies(g)) {
+    conv::groupedC16Conv(g, x, packed(conv::groupedC16PackedSize(g), conv::groupedC16PackWeights), bias, res, y,
+                         ep, ctx.pool);
+    return 0;
+  }
   if (conv::directApplies(g)) {
     conv::directConv(g, x, packed(conv::directPackedSize(g), conv::directPackWeights), bias, res, y, ep, ctx.pool);
     return 0;

@@ -29,6 +29,14 @@ inline void packChannelBlocks(const float* w, int64_t m, int64_t K, int width, f
       }
 }
 
+// Grouped convolutions with 16k output channels per group at stride 2 or on rows under 12
+// (f_conv_direct.cpp, AVX-512): whether they apply, the packed weights' floats, the packing and
+// the kernel (same contract as directConv below).
+bool groupedC16Applies(const ConvGeom& g);
+int64_t groupedC16PackedSize(const ConvGeom& g);
+void groupedC16PackWeights(const ConvGeom& g, const float* w, float* dst);
+void groupedC16Conv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias,
+                    const float* res, float* y, const Epilogue& ep, ThreadPool* pool);
 // Direct convolution (f_conv_direct.cpp): whether this build and this geometry take it.
 bool directApplies(const ConvGeom& g);
 // Floats of the weights in the direct kernel's layout, and the packing (done once per handle when

@@ -1,5 +1,7 @@
 // Direct 2-D convolution (float32, NCHW, AVX-512) for grouped convolutions with unit horizontal
-// stride and rows at least 12 wide: ResNeXt's 3x3 layers with 32 groups of 4 to 32 channels.
+// stride and rows at least 12 wide: ResNeXt's 3x3 layers with 32 groups of 4 to 32 channels; and,
+// at the end of the file, a channel-block kernel for groups of 16k output channels at stride 2
+// or on rows under 12 (RegNet).
 //
 // The im2col GEMM (f_conv.cpp) runs one small GEMM per group there (M = 4..32 output channels): the
 // panels it packs are used by only that few channels, and tiles of 8 x 32 are mostly partial. Here
@@ -26,6 +28,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "f_vmath.h"
@@ -193,6 +196,170 @@ void directConv(const ConvGeom& g, const float* x, const float* wPacked, const f
         }
         ox += npix;
       }
+    }
+  });
+}
+
+
+// ---- Grouped convolutions with 16k output channels per group, strided or on narrow rows --------
+// RegNetX's 3x3 layers (16 channels per group): the first block of each stage has stride 2, and
+// the last stage's planes are 7 wide, so neither takes the tiles above (unit stride, rows of 12+).
+// Here one vector holds 16 output channels of one pixel: per job (image, group, 16-channel block)
+// the group's input planes are copied once into a zero-padded buffer, so that every tap of every
+// pixel is in range; then for blocks of ROWS x NP output pixels (a row's NP consecutive pixels,
+// ROWS rows at a time where rows are short) each k = (c, ky, kx) adds the packed 16 weights
+// times the pixel's input broadcast from the buffer (one pointer per row, the pixel's offset a
+// constant j * SW). The block's ROWS * NP accumulators are transposed to the 16 channels' planes
+// and written with bias, residual and activation.
+// Measured (kernel_bench --cpu-time, 1 thread, AMD EPYC, AVX-512; against the im2col GEMM per
+// group these layers took before): RegNetX-400MF 3x3/2 g2 32@112 0.766 -> 0.325 ms, 3x3/2 g25
+// 400@14 0.302 -> 0.092 ms, 3x3 g25 400@7 0.135 -> 0.069 ms; ResNeXt g32 1024@7 0.448 -> 0.391 ms.
+namespace {
+
+template <int ROWS, int NP, int SW>
+void channelBlock(const float* const* rowPtr, const float* wpk, const int64_t* toff, int64_t K,
+                  __m512 bias, __m512 (&acc)[ROWS][NP]) {
+#pragma GCC unroll 4
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j) acc[r][j] = bias;
+  const float* p[ROWS];
+#pragma GCC unroll 4
+  for (int r = 0; r < ROWS; ++r) p[r] = rowPtr[r];
+  for (int64_t k = 0; k < K; ++k) {
+    const __m512 w = _mm512_loadu_ps(wpk + k * 16);  // (a per-call packing is not 64-byte aligned)
+    const int64_t o = toff[k];
+#pragma GCC unroll 4
+    for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 16
+      for (int j = 0; j < NP; ++j) acc[r][j] = _mm512_fmadd_ps(w, _mm512_set1_ps(p[r][o + j * SW]), acc[r][j]);
+  }
+}
+
+}  // namespace
+
+bool groupedC16Applies(const ConvGeom& g) {
+  const int64_t mg = g.m / g.group, cg = g.c / g.group;
+  return g.group > 1 && mg % 16 == 0 && cg >= 4 && g.kh * g.kw > 1 && g.sh == g.sw &&
+         (g.sw == 1 || g.sw == 2) && (g.sw == 2 || g.ow < 12) && cg * g.kh * g.kw <= 4096;
+}
+
+int64_t groupedC16PackedSize(const ConvGeom& g) { return g.m * (g.c / g.group) * g.kh * g.kw; }
+
+// dst[((gi * nmb + mb) * K + k) * 16 + i] = W[gi * mg + mb * 16 + i][k] (k = (c, ky, kx)).
+void groupedC16PackWeights(const ConvGeom& g, const float* w, float* dst) {
+  const int64_t mg = g.m / g.group, nmb = mg / 16, K = (g.c / g.group) * g.kh * g.kw;
+  for (int64_t gi = 0; gi < g.group; ++gi)
+    for (int64_t mb = 0; mb < nmb; ++mb)
+      for (int64_t k = 0; k < K; ++k)
+        for (int i = 0; i < 16; ++i)
+          dst[((gi * nmb + mb) * K + k) * 16 + i] = w[(gi * mg + mb * 16 + i) * K + k];
+}
+
+namespace {
+
+template <int SW>
+void groupedC16Job(const ConvGeom& g, const float* pad, int64_t hp, int64_t wp, const float* wpk,
+                   const int64_t* toff, int64_t K, const float* bias, const float* res, float* y,
+                   const Epilogue& ep, bool vecAct) {
+  const int64_t P = g.oh * g.ow;
+  const __m512 bv = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  // Stores pixels [ox0, ox0 + np) of output row oy from acc (16 channels each).
+  auto store = [&](int64_t oy, int64_t ox0, int np, const __m512* acc) {
+    __m512 v[16];
+    for (int j = 0; j < 16; ++j) v[j] = j < np ? acc[j] : _mm512_setzero_ps();
+    vm::transpose16(v);
+    const __mmask16 m = vm::tailMask(np);
+    for (int i = 0; i < 16; ++i) {
+      const int64_t off = i * P + oy * g.ow + ox0;
+      __m512 t = v[i];
+      if (res) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, res + off));
+      vm::vecAct(ep, t);
+      _mm512_mask_storeu_ps(y + off, m, t);
+      if (!vecAct) vm::actRow(ep, y + off, y + off, np);
+    }
+  };
+  auto rowBase = [&](int64_t oy, int64_t ox0) { return pad + oy * g.sh * wp + ox0 * SW; };
+  auto run = [&](auto rowsC, auto npC, int64_t oy, int64_t ox0) {
+    constexpr int R = decltype(rowsC)::value, NP = decltype(npC)::value;
+    const float* rp[R];
+    for (int r = 0; r < R; ++r) rp[r] = rowBase(oy + r, ox0);
+    __m512 acc[R][NP];
+    channelBlock<R, NP, SW>(rp, wpk, toff, K, bv, acc);
+    for (int r = 0; r < R; ++r) store(oy + r, ox0, NP, acc[r]);
+  };
+  (void)hp;
+  // Rows per block for NP pixels: 16 / NP accumulators' worth (at most 4), the rows' tail in
+  // one smaller block.
+  int64_t ox0 = 0;
+  auto rowsOf = [&](auto npC) {
+    constexpr int NP = decltype(npC)::value;
+    constexpr int RM = NP >= 16 ? 1 : NP == 8 ? 2 : 4;
+    int64_t oy = 0;
+    for (; oy + RM <= g.oh; oy += RM) run(std::integral_constant<int, RM>{}, npC, oy, ox0);
+    const int64_t rest = g.oh - oy;
+    if constexpr (RM == 4) {
+      if (rest == 3) run(std::integral_constant<int, 3>{}, npC, oy, ox0);
+      if (rest == 2) run(std::integral_constant<int, 2>{}, npC, oy, ox0);
+    }
+    if (rest == 1) run(std::integral_constant<int, 1>{}, npC, oy, ox0);
+  };
+  // Along the row: blocks of 16 pixels, then at most one each of 8, 4, 2 and 1.
+  for (; ox0 + 16 <= g.ow; ox0 += 16) rowsOf(std::integral_constant<int, 16>{});
+  if (ox0 + 8 <= g.ow) rowsOf(std::integral_constant<int, 8>{}), ox0 += 8;
+  if (ox0 + 4 <= g.ow) rowsOf(std::integral_constant<int, 4>{}), ox0 += 4;
+  if (ox0 + 2 <= g.ow) rowsOf(std::integral_constant<int, 2>{}), ox0 += 2;
+  if (ox0 + 1 <= g.ow) rowsOf(std::integral_constant<int, 1>{}), ox0 += 1;
+}
+
+}  // namespace
+
+void groupedC16Conv(const ConvGeom& g, const float* x, const float* wPacked, const float* bias,
+                    const float* res, float* y, const Epilogue& ep, ThreadPool* pool) {
+  const int64_t mg = g.m / g.group, cg = g.c / g.group, nmb = mg / 16;
+  const int64_t taps = g.kh * g.kw, K = cg * taps;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  std::vector<int64_t> toff(K);
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t kx = 0; kx < g.kw; ++kx) toff[(c * g.kh + ky) * g.kw + kx] = c * hp * wp + ky * g.dh * wp + kx * g.dw;
+  __m512 probe = _mm512_setzero_ps();
+  const bool vecAct = vm::vecAct(ep, probe);
+  const int64_t P = g.oh * g.ow;
+  parallelFor(pool, g.n * g.group * nmb, 1, [&](int64_t b, int64_t e) {
+    static thread_local std::vector<float> padS;
+    if (static_cast<int64_t>(padS.size()) < cg * hp * wp) padS.resize(static_cast<size_t>(cg * hp * wp));
+    float* pad = padS.data();
+    int64_t lastGroup = -1;
+    for (int64_t job = b; job < e; ++job) {
+      const int64_t mb = job % nmb, ng = job / nmb, n = ng / g.group, gi = ng % g.group;
+      if (ng != lastGroup) {  // the group's planes, zero-padded (shared by its channel blocks)
+        lastGroup = ng;
+        const float* xg = x + (n * g.c + gi * cg) * g.h * g.w;
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t r = 0; r < hp; ++r) {
+            float* d = pad + (c * hp + r) * wp;
+            const int64_t iy = r - g.pt;
+            if (iy < 0 || iy >= g.h) {
+              std::fill(d, d + wp, 0.f);
+              continue;
+            }
+            const float* src = xg + (c * g.h + iy) * g.w;
+            for (int64_t cx = 0; cx < wp; ++cx) {
+              const int64_t ix = cx - g.pl;
+              d[cx] = ix >= 0 && ix < g.w ? src[ix] : 0.f;
+            }
+          }
+      }
+      const int64_t m0 = gi * mg + mb * 16;
+      const float* wpk = wPacked + (gi * nmb + mb) * K * 16;
+      const float* r = res ? res + (n * g.m + m0) * P : nullptr;
+      float* yo = y + (n * g.m + m0) * P;
+      const float* bb = bias ? bias + m0 : nullptr;
+      if (g.sw == 1)
+        groupedC16Job<1>(g, pad, hp, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
+      else
+        groupedC16Job<2>(g, pad, hp, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
     }
   });
 }

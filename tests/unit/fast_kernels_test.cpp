@@ -424,6 +424,16 @@ TEST_P(FastKernels, FastConvCases) {
       {1, 17, 6, 47, 17, 5, 5, 17, 1, 1, 1, 1, 2, 2, 2, 2, "NOTSET", false, true, 7, true},
       {1, 3, 13, 64, 3, 7, 7, 3, 1, 1, 1, 1, 3, 3, 3, 3, "NOTSET", true, false, 11},
       {1, 12, 5, 40, 12, 3, 3, 12, 1, 1, 1, 1, 0, 1, 0, 1, "NOTSET", true, true, 12},
+      // grouped convolutions with 16k output channels per group at stride 2 or on rows under 12
+      // (AVX-512, the channel-block kernel of f_conv_direct.cpp): RegNet's shapes (2 and 4 groups
+      // of 16), 32 outputs per group (two blocks) with asymmetric pads and an in-place residual,
+      // 10 inputs per group, batch 2 with rows of 7 (blocks of 4, 2 and 1 pixels, 4 rows at a time
+      // and the rows' tail), widths of 25 (16 + 8 + 1), vector and row activations.
+      {1, 32, 14, 14, 32, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, "NOTSET", true, false, 1},
+      {2, 64, 7, 7, 64, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, "NOTSET", true, true, 1},
+      {1, 48, 9, 11, 96, 3, 3, 3, 2, 2, 1, 1, 1, 0, 2, 1, "NOTSET", false, true, 7, true},
+      {1, 20, 6, 10, 32, 3, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, "NOTSET", true, false, 11},
+      {1, 32, 11, 50, 32, 5, 5, 2, 2, 2, 1, 1, 2, 2, 2, 2, "NOTSET", true, true, 12},
       // depthwise with 16 channels per vector (AVX-512, >= 12 channels): channel tails (37 = 2
       // blocks + 5, 13, 20), batch 2, stride 2 and 3, dilation, asymmetric and automatic pads,
       // columns the kernel never reads (VALID, stride 3), 1xk and kx1 kernels, bands of rows
