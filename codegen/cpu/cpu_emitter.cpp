@@ -100,6 +100,7 @@ bool appendConcat(const MemoryPlan& plan, const Node* c, int* axis) {
   *axis = normAxis(c->attrs().getInt("axis", 0), r->rank());
   if (*axis < 0 || *axis >= r->rank() || c->input(0)->dtype() != r->dtype() || c->input(1)->dtype() != r->dtype())
     return false;
+  if (!plan.find(c->input(1)) || !plan.find(r)) return false;  // the package has slots for both
   return !c->input(0)->dimExpr(*axis).isConstant() && sameBut(c->input(0), r, *axis) &&
          sameBut(c->input(1), r, *axis) && !plan.concats.isInPlace(c, c->input(1)) &&
          !plan.concats.isInPlace(c, c->input(0));
