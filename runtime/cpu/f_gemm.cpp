@@ -864,7 +864,8 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
     s.ep = ep;
     return s;
   };
-  if (nbatchB == 1 && !A.pitched() && !B.pitched()) {  // B shared by every batch: fold A's batch into M
+  // B shared by every batch: fold A's batch into M (a pitched B has one matrix here: packed)
+  if (nbatchB == 1 && !A.pitched()) {
     fast::GemmSpec s = spec(pa, pb, pc, nbatch * M);
     usePackedWeightsB(s, ctx);
     fast::sgemm(s, ctx.pool);

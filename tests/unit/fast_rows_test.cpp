@@ -274,6 +274,16 @@ TEST(FastRows, PitchedOperandsReadInPlace) {
     ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inA, 2, &ga.t, 1, ctx), 0) << ctx.error;
     ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inADense, 2, &wa.t, 1, ctx), 0) << ctx.error;
     EXPECT_EQ(ga.v, wa.v);
+    // one head: B's single matrix (batch dims all 1) is packed whatever its pitch; A folds into M
+    Tensor one = kv;
+    one.dims[1] = 1;
+    std::vector<unsigned char> obuf;
+    const Tensor oneDense = mgrt::densify(one, obuf);
+    Arr q1({1, 3, 3, 5}, &rng), g1({1, 3, 3, 4}), w1({1, 3, 3, 4});
+    Tensor in1[] = {q1.t, one}, in1Dense[] = {q1.t, oneDense};
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, in1, 2, &g1.t, 1, ctx), 0) << ctx.error;
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, in1Dense, 2, &w1.t, 1, ctx), 0) << ctx.error;
+    EXPECT_EQ(g1.v, w1.v);
     // pitched along the columns: the kernel densifies it for the reference kernel
     Tensor cols = store.t;
     cols.dims[2] = 9;
