@@ -10,7 +10,8 @@
 #   5. examples/python/classify_torchvision.py with the installed magneto Python package: exports
 #      SqueezeNet 1.1 with torch.onnx.export, magneto.compile, compared with PyTorch
 #   6. examples/generate: a GPT-2-style decoder with a KV cache (--dynamic seq and past), 32 tokens
-#      generated greedily from C (1 and 2 threads) and from Python, equal to PyTorch's greedy loop
+#      generated greedily from C (1 and 2 threads) and from Python, the caches bound to one buffer each
+#      (decoder_bind_kv) and copied each step, every run equal to PyTorch's greedy loop
 # Called by scripts/test.sh (stage "examples").   examples/run_examples.sh [--build-dir DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -137,13 +138,17 @@ env -u MAGNETO_HOME "$magnetoc" compile "$gen/model.onnx" --name decoder -o "$ge
   --dynamic seq=1..8 --dynamic past=0..64 --shared -q
 cc -O1 -std=c99 -Wall -Wextra -Werror -I "$gen/pkg" "$root/examples/generate/generate.c" \
   -L "$gen/pkg" -ldecoder -Wl,-rpath,"$gen/pkg" -o "$gen/generate"
-for threads in 1 2; do
-  got="$("$gen/generate" "$gen/dims.txt" "$gen/prompt.txt" 32 "$threads")"
-  [ "$got" = "$want" ] || { echo "FAIL: generate.c at $threads thread(s): '$got', PyTorch's '$want'"; exit 1; }
-  echo "ok: generate.c at $threads thread(s): the 32 tokens equal PyTorch's"
+# bind: the caches bound to one buffer each (decoder_bind_kv: a step writes only its new
+# positions); copy: a present buffer per step, swapped with the past
+for mode in bind copy; do
+  for threads in 1 2; do
+    got="$("$gen/generate" "$gen/dims.txt" "$gen/prompt.txt" 32 "$threads" "$mode")"
+    [ "$got" = "$want" ] || { echo "FAIL: generate.c ($mode) at $threads thread(s): '$got', PyTorch's '$want'"; exit 1; }
+    echo "ok: generate.c ($mode) at $threads thread(s): the 32 tokens equal PyTorch's"
+  done
+  got="$($py "$root/examples/generate/generate.py" "$gen/pkg" "$gen/dims.txt" "$gen/prompt.txt" 32 "$mode")"
+  [ "$got" = "$want" ] || { echo "FAIL: generate.py ($mode): '$got', PyTorch's '$want'"; exit 1; }
+  echo "ok: generate.py ($mode): the 32 tokens equal PyTorch's ($want)"
 done
-got="$($py "$root/examples/generate/generate.py" "$gen/pkg" "$gen/dims.txt" "$gen/prompt.txt" 32)"
-[ "$got" = "$want" ] || { echo "FAIL: generate.py: '$got', PyTorch's '$want'"; exit 1; }
-echo "ok: generate.py: the 32 tokens equal PyTorch's ($want)"
 section_end
 echo "examples: PASS"

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "magneto/ir/kernel_attrs.h"
+#include "magneto/ir/op_schema.h"
 #include "magneto/ir/symbolic.h"
 #include "magneto/target/cost_model.h"
 #include "mg_kernels.h"
@@ -67,7 +68,133 @@ std::string nodeSignature(const Node& n) {
   return s + ")";
 }
 
+int normAxis(int64_t axis, int rank) { return static_cast<int>(axis < 0 ? axis + rank : axis); }
+
+bool isStep(const MemoryPlan& plan, const Node* n) {
+  return std::find(plan.steps.begin(), plan.steps.end(), n) != plan.steps.end();
+}
+bool isAliased(const MemoryPlan& plan, const Node* n) {
+  return std::find(plan.aliasedViews.begin(), plan.aliasedViews.end(), n) != plan.aliasedViews.end();
+}
+
+// `a` equals `b` in every dim but `axis` (same rank, same expressions).
+bool sameBut(const Value* a, const Value* b, int axis) {
+  if (a->rank() != b->rank()) return false;
+  for (int d = 0; d < a->rank(); ++d)
+    if (d != axis && !(a->dimExpr(d) == b->dimExpr(d))) return false;
+  return true;
+}
+
+int inputIndex(const Graph& g, const Value* v) {
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (g.inputs()[i] == v) return static_cast<int>(i);
+  return -1;
+}
+
+// A two-operand Concat step appending `fresh` to `past` along a dynamic axis of `past`.
+bool appendConcat(const MemoryPlan& plan, const Node* c, int* axis) {
+  if (!c || c->kind() != "Concat" || c->numInputs() != 2 || !c->input(0) || !c->input(1) ||
+      !isStep(plan, c))
+    return false;
+  const Value* r = c->output(0);
+  *axis = normAxis(c->attrs().getInt("axis", 0), r->rank());
+  if (*axis < 0 || *axis >= r->rank() || c->input(0)->dtype() != r->dtype() || c->input(1)->dtype() != r->dtype())
+    return false;
+  if (!plan.find(c->input(1)) || !plan.find(r)) return false;  // the package has slots for both
+  return !c->input(0)->dimExpr(*axis).isConstant() && sameBut(c->input(0), r, *axis) &&
+         sameBut(c->input(1), r, *axis) && !plan.concats.isInPlace(c, c->input(1)) &&
+         !plan.concats.isInPlace(c, c->input(0));
+}
+
+// Whether `full` (a piece's past + new) is read through an aliased view other than `except`
+// (which a bound run does not need): those read the arena, so the piece is written there too.
+bool readByAlias(const MemoryPlan& plan, const Value* full, const Node* except) {
+  if (plan.concats.inPlace.count(full)) return true;
+  for (const Use& u : full->uses())
+    if (u.node != except && isAliased(plan, u.node)) return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<KvCache> findKvCaches(const Graph& g, const MemoryPlan& plan) {
+  std::vector<KvCache> found;
+  for (size_t o = 0; o < g.outputs().size(); ++o) {
+    const Value* out = g.outputs()[o];
+    if (out->isGraphInput() || out->isConstant() || !out->isSymbolic()) continue;
+    if (std::count(g.outputs().begin(), g.outputs().end(), out) != 1) continue;
+    bool copied = false;
+    for (const OutputCopy& c : plan.copies) copied |= c.source == out;
+    const Node* prod = out->producer();
+    if (copied || !prod || !plan.find(out) || plan.find(out)->kind != StorageKind::kOutput) continue;
+    KvCache kv;
+    kv.output = static_cast<int>(o);
+    kv.producer = prod;
+    int axis = 0;
+    if (appendConcat(plan, prod, &axis) && prod->input(0)->isGraphInput()) {  // direct
+      kv.input = inputIndex(g, prod->input(0));
+      kv.axis = axis;
+      KvPiece pc;
+      pc.concat = prod;
+      pc.fresh = prod->input(1);
+      pc.full = out;
+      pc.axis = axis;
+      kv.pieces.push_back(pc);
+      if (kv.input >= 0) found.push_back(kv);
+      continue;
+    }
+    // Stacked: Concat along 0 of views [1, full_j...], full_j = Concat(Gather_0(past, j), new_j).
+    if (!prod || prod->kind() != "Concat" || !isStep(plan, prod) || prod->numInputs() < 1 ||
+        normAxis(prod->attrs().getInt("axis", 0), out->rank()) != 0)
+      continue;
+    const Value* past = nullptr;
+    bool ok = true;
+    std::vector<const Node*> skipped{prod};
+    for (size_t j = 0; j < prod->numInputs() && ok; ++j) {
+      const Value* u = prod->input(j);
+      const Node* view = u ? u->producer() : nullptr;
+      ok = view && view->schema() && view->schema()->has(kView) && view->input(0) && u->uses().size() == 1 &&
+           u->rank() == view->input(0)->rank() + 1 && u->dimExpr(0) == DimExpr(1);
+      if (!ok) break;
+      const Value* full = view->input(0);
+      for (int d = 0; d < full->rank() && ok; ++d) ok = u->dimExpr(d + 1) == full->dimExpr(d);
+      const Node* c = full->producer();
+      int ax = 0;
+      ok = ok && appendConcat(plan, c, &ax);
+      const Node* gat = ok ? c->input(0)->producer() : nullptr;
+      ok = ok && gat && gat->kind() == "Gather" && gat->input(0) && gat->input(0)->isGraphInput() &&
+           gat->input(1) && gat->input(1)->isConstant() && gat->input(1)->constant().hasData() &&
+           gat->input(1)->rank() == 0 && gat->input(0)->rank() == full->rank() + 1 &&
+           normAxis(gat->attrs().getInt("axis", 0), gat->input(0)->rank()) == 0;
+      if (!ok) break;
+      const Value* p = gat->input(0);
+      if (!past) past = p;
+      ok = p == past && p->dimExpr(0).isConstant() &&
+           p->dims()[0] == static_cast<int64_t>(prod->numInputs()) && p->dtype() == out->dtype();
+      int64_t idx = ok ? gat->input(1)->constant().intAt(0) : -1;
+      if (idx < 0) idx += p->dims()[0];
+      ok = ok && idx == static_cast<int64_t>(j);
+      if (!ok) break;
+      KvPiece pc;
+      pc.concat = c;
+      pc.gather = gat;
+      pc.fresh = c->input(1);
+      pc.full = full;
+      pc.axis = ax;
+      pc.slab = static_cast<int64_t>(j);
+      pc.dense = readByAlias(plan, full, view);
+      if (c->input(0)->uses().size() == 1 && isStep(plan, gat)) skipped.push_back(gat);
+      if (isStep(plan, view)) skipped.push_back(view);
+      kv.pieces.push_back(pc);
+      kv.axis = ax + 1;
+    }
+    if (!ok || !past || !sameBut(past, out, kv.axis)) continue;
+    kv.input = inputIndex(g, past);
+    kv.skipped = skipped;
+    if (kv.input >= 0) found.push_back(kv);
+  }
+  return found;
+}
 
 Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars,
                       const std::vector<std::string>& inputNames,
@@ -313,6 +440,40 @@ Status emitCpuProgram(const Graph& g, const MemoryPlan& plan, TemplateVars& vars
     vars["NUM_DYN"] = std::to_string(numDyn);
     vars["DYN_TABLE"] = dyn;
   }
+
+  // KV-cache outputs (findKvCaches; docs/ABI.md, "KV-cache binding"): each output the package
+  // can bind to a caller's buffer, its pieces (the Concat steps that append when bound) and the
+  // steps a bound run leaves out. Only with dynamic dims (the cache axis is a symbol).
+  std::map<const Node*, size_t> stepIndex;
+  for (size_t i = 0; i < plan.steps.size(); ++i) stepIndex[plan.steps[i]] = i;
+  const std::vector<KvCache> kvs = g.symbols().empty() ? std::vector<KvCache>() : findKvCaches(g, plan);
+  std::string kvTable, kvPieces, kvSkips;
+  int numPieces = 0, numSkips = 0;
+  for (size_t k = 0; k < kvs.size(); ++k) {
+    const KvCache& kv = kvs[k];
+    kvTable += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}}},  // output {} %{} appends to input {} %{} along axis {}\n",
+                           kv.output, kv.input, kv.axis, numPieces, kv.pieces.size(), numSkips,
+                           kv.skipped.size(), cStringLiteral(kv.producer->name()), kv.output,
+                           commentSafe(g.outputs()[kv.output]->name()), kv.input,
+                           commentSafe(g.inputs()[kv.input]->name()), kv.axis);
+    for (const KvPiece& pc : kv.pieces) {
+      kvPieces += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // step #{} {}: %{} + %{}{}\n", k,
+                              stepIndex.at(pc.concat), slot.at(pc.fresh), slot.at(pc.full), pc.axis, pc.slab,
+                              pc.dense ? 1 : 0, stepIndex.at(pc.concat), commentSafe(pc.concat->name()),
+                              commentSafe(pc.concat->input(0)->name()), commentSafe(pc.fresh->name()),
+                              pc.dense ? " (also read through a view: written densely too)" : "");
+      ++numPieces;
+    }
+    for (const Node* n : kv.skipped) {
+      kvSkips += fmt::format("    {},  // #{} {}\n", stepIndex.at(n), stepIndex.at(n), commentSafe(n->name()));
+      ++numSkips;
+    }
+  }
+  vars["KV"] = kvs.empty() ? "0" : "1";
+  vars["NUM_KV"] = std::to_string(kvs.size());
+  vars["KV_TABLE"] = kvTable;
+  vars["KV_PIECES"] = kvPieces;
+  vars["KV_SKIPS"] = kvSkips;
 
   vars["NUM_SLOTS"] = std::to_string(slot.size());
   vars["SLOT_TABLE"] = slots;

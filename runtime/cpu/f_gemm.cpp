@@ -797,19 +797,38 @@ int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
 
 // ---- MatMul -------------------------------------------------------------------------------------
 
+namespace {
+// MatMul's reference kernel (and its fallbacks) read packed operands: a pitched one (a bound
+// KV-cache buffer, readsPitched) is copied densely first.
+int matMulFallback(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  if (nin < 2 || (!in[0].pitched() && !in[1].pitched()))
+    return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  std::vector<Tensor> dense(in, in + nin);
+  std::vector<unsigned char> b0, b1;
+  dense[0] = densify(in[0], b0);
+  dense[1] = densify(in[1], b1);
+  return fast::fallbackKernel("MatMul", a, dense.data(), nin, out, nout, ctx);
+}
+}  // namespace
+
 int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   using fast::MatRef;
   if (nin < 2 || nout < 1 || (nin > 2 && in[2].present()))
-    return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+    return matMulFallback(a, in, nin, out, nout, ctx);
   const Tensor& A = in[0];
   const Tensor& B = in[1];
   if (A.dtype != kF32 || B.dtype != kF32 || out[0].dtype != kF32 || A.rank < 1 || B.rank < 1)
-    return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+    return matMulFallback(a, in, nin, out, nout, ctx);
+  // Pitched operands (readsPitched: rank >= 3, pitched along the matrix rows): each batch's
+  // matrix is packed, the batches `pitch` rows apart instead of `rows`.
+  if ((A.pitched() && (A.rank < 3 || A.pitchAxis != A.rank - 2)) ||
+      (B.pitched() && (B.rank < 3 || B.pitchAxis != B.rank - 2)))
+    return matMulFallback(a, in, nin, out, nout, ctx);
   int64_t M = A.rank == 1 ? 1 : A.dims[A.rank - 2];
   int64_t K = A.dims[A.rank - 1];
   int64_t N = B.rank == 1 ? 1 : B.dims[B.rank - 1];
   int64_t KB = B.rank == 1 ? B.dims[0] : B.dims[B.rank - 2];
-  if (K != KB) return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  if (K != KB) return matMulFallback(a, in, nin, out, nout, ctx);
   // Batch dims, right aligned and broadcast.
   int ba = std::max(0, A.rank - 2), bb = std::max(0, B.rank - 2);
   int br = std::max(ba, bb);
@@ -820,14 +839,14 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
     bdA[d] = da >= 0 ? A.dims[da] : 1;
     bdB[d] = db >= 0 ? B.dims[db] : 1;
     if (bdA[d] != bdB[d] && bdA[d] != 1 && bdB[d] != 1)
-      return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+      return matMulFallback(a, in, nin, out, nout, ctx);
     bdO[d] = std::max(bdA[d], bdB[d]);
     if (bdA[d] == 0 || bdB[d] == 0) bdO[d] = 0;
     nbatch *= bdO[d];
     nbatchA *= bdA[d];
     nbatchB *= bdB[d];
   }
-  if (out[0].numel() != nbatch * M * N) return fast::fallbackKernel("MatMul", a, in, nin, out, nout, ctx);
+  if (out[0].numel() != nbatch * M * N) return matMulFallback(a, in, nin, out, nout, ctx);
   if (nbatch == 0 || M == 0 || N == 0) return 0;
   Epilogue ep = Epilogue::fromAttrs(a);
   const float* pa = A.as<float>();
@@ -845,7 +864,8 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
     s.ep = ep;
     return s;
   };
-  if (nbatchB == 1) {  // B shared by every batch: fold A's batch into M
+  // B shared by every batch: fold A's batch into M (a pitched B has one matrix here: packed)
+  if (nbatchB == 1 && !A.pitched()) {
     fast::GemmSpec s = spec(pa, pb, pc, nbatch * M);
     usePackedWeightsB(s, ctx);
     fast::sgemm(s, ctx.pool);
@@ -854,7 +874,7 @@ int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
   // Element strides of each batch dim in A and B (0 where broadcast).
   int64_t stA[kMaxRank], stB[kMaxRank];
   {
-    int64_t sa = M * K, sb = K * N;
+    int64_t sa = (A.pitched() ? A.pitch : M) * K, sb = (B.pitched() ? B.pitch : K) * N;
     for (int d = br - 1; d >= 0; --d) {
       stA[d] = bdA[d] == 1 ? 0 : sa;
       stB[d] = bdB[d] == 1 ? 0 : sb;

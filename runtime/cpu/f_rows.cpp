@@ -35,7 +35,7 @@ struct TransposePlan {
 bool planTranspose(const Tensor& x, const std::vector<int64_t>& perm, TransposePlan& p) {
   const int r = x.rank;
   int64_t xs[kMaxRank];
-  stridesOf(x, xs);
+  pitchedStrides(x, xs);  // a pitched operand (a bound KV-cache buffer) is read through its pitch
   int64_t od[kMaxRank], is[kMaxRank];
   int n = 0;
   for (int d = 0; d < r; ++d) {
@@ -261,8 +261,11 @@ int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
   TransposePlan p;
   const size_t esz = dtypeSize(x.dtype);
   if (static_cast<int>(perm.size()) != x.rank || x.dtype == kStr || out[0].numel() != x.numel() ||
-      !planTranspose(x, perm, p))
-    return fast::fallbackKernel("Transpose", a, in, nin, out, nout, ctx);
+      !planTranspose(x, perm, p)) {
+    std::vector<unsigned char> dense;
+    const Tensor d = densify(x, dense);  // the reference kernel reads packed operands only
+    return fast::fallbackKernel("Transpose", a, &d, nin, out, nout, ctx);
+  }
   if (x.numel() == 0) return 0;
   switch (esz) {
     case 1: transposeT(p, x.as<uint8_t>(), out[0].as<uint8_t>(), ctx.pool); return 0;

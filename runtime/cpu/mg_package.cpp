@@ -114,6 +114,30 @@ int init(Model* m, const char* weightsPath) {
   m->regionScratch.resize(widest * largest);
   m->regionCtx.resize(largest);
   m->regionProgress.reset(new std::atomic<int64_t>[largest > 0 ? largest : 1]);
+  m->kvBuffer.assign(p.numKv, nullptr);
+  m->kvCapacity.assign(p.numKv, 0);
+  m->kvAction.assign(p.numSteps, 0);
+  for (int k = 0; k < p.numKv; ++k) {
+    const KvDesc& d = p.kvs[k];
+    bool ok = d.output >= 0 && d.output < p.numOutputs && d.input >= 0 && d.input < p.numInputs;
+    for (int j = d.firstPiece; ok && j < d.firstPiece + d.numPieces; ++j) {
+      const KvPieceDesc& pc = p.kvPieces[j];
+      ok = pc.kv == k && pc.step >= 0 && pc.step < p.numSteps && pc.fresh >= 0 && pc.fresh < p.numSlots &&
+           pc.full >= 0 && pc.full < p.numSlots && pc.axis >= 0 && pc.axis < p.slots[pc.full].rank &&
+           p.slots[pc.fresh].rank == p.slots[pc.full].rank;
+    }
+    for (int j = d.firstSkip; ok && j < d.firstSkip + d.numSkips; ++j) ok = p.kvSkips[j] >= 0 && p.kvSkips[j] < p.numSteps;
+    if (!ok)
+      return fail(m, kErrRuntime, std::string("the KV-cache table of output '") + d.node +
+                                      "' is inconsistent: the package's runtime/ does not match the compiler");
+  }
+  if (p.numKv > 0) {
+    int pieces = 0;
+    for (int k = 0; k < p.numKv; ++k) pieces = std::max(pieces, p.kvs[k].firstPiece + p.kvs[k].numPieces);
+    m->kvHome.resize(pieces);
+    for (int j = 0; j < pieces; ++j) m->kvHome[j] = m->slots[p.kvPieces[j].full].data;
+    m->kvDense.resize(static_cast<size_t>(p.numSteps) * widest);
+  }
   const char* prof = std::getenv("MAGNETO_PROFILE");
   m->profile = prof && *prof && std::strcmp(prof, "0") != 0;
   m->stepSeconds.assign(p.numSteps, 0.0);
@@ -124,11 +148,60 @@ int init(Model* m, const char* weightsPath) {
 // Runs step i's kernel on the operand tensors `t` (its nin operands, then its nout results, filled
 // here from stepIo) with context `c` (whose pool the caller chose): the step's state and constant
 // operands, the profile's timing. Returns the kernel's status; on failure c.error says why.
+// A bound KV-cache piece's Concat step: the new rows go into the caller's buffer after the past
+// rows already there (nothing else is copied), and the step's result becomes a view of the buffer
+// through its pitch (the capacity), or, when views of it read the arena, a dense copy there too.
+int kvAppend(Model* m, int piece, mgrt::Ctx& c) {
+  const Program& p = *m->program;
+  const KvPieceDesc& pc = p.kvPieces[piece];
+  const mgrt::Tensor& fresh = m->slots[pc.fresh];
+  mgrt::Tensor& full = m->slots[pc.full];
+  const int ax = pc.axis;
+  const int64_t cap = m->kvCapacity[pc.kv], total = full.dims[ax], rows = fresh.dims[ax], past = total - rows;
+  bool same = fresh.rank == full.rank && rows >= 0 && past >= 0 && total <= cap;
+  for (int k = 0; same && k < full.rank; ++k) same = k == ax || fresh.dims[k] == full.dims[k];
+  if (!same) return c.fail("the new rows (%lld along axis %d) do not fit the bound KV buffer (past %lld, capacity %lld)",
+                           static_cast<long long>(rows), ax, static_cast<long long>(past), static_cast<long long>(cap));
+  const size_t esz = mgrt::dtypeSize(full.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < ax; ++k) outer *= full.dims[k];
+  for (int k = ax + 1; k < full.rank; ++k) inner *= full.dims[k];
+  unsigned char* base = static_cast<unsigned char*>(m->kvBuffer[pc.kv]) +
+                        static_cast<size_t>(pc.slab * outer * cap * inner) * esz;
+  const unsigned char* src = static_cast<const unsigned char*>(fresh.data);
+  const size_t run = static_cast<size_t>(rows * inner) * esz;
+  for (int64_t o = 0; o < outer && run > 0; ++o)
+    std::memcpy(base + static_cast<size_t>((o * cap + past) * inner) * esz, src + o * run, run);
+  full.data = base;
+  full.pitchAxis = ax;
+  full.pitch = cap;
+  if (pc.dense) {
+    std::vector<unsigned char> tmp;
+    const mgrt::Tensor d = mgrt::densify(full, tmp);
+    const size_t bytes = static_cast<size_t>(d.numel()) * esz;
+    if (bytes) std::memcpy(m->kvHome[piece], d.data, bytes);
+    full.data = m->kvHome[piece];
+    full.pitchAxis = -1;
+    full.pitch = 0;
+  }
+  return 0;
+}
+
 int runStep(Model* m, int i, mgrt::Tensor* t, mgrt::Ctx& c) {
   const Program& p = *m->program;
   const StepDesc& st = p.steps[i];
   const int32_t* io = p.stepIo + st.io;
+  if (m->kvActive && m->kvAction[i] != 0) {
+    c.error[0] = '\0';
+    if (m->kvAction[i] < 0) return 0;
+    return kvAppend(m, m->kvAction[i] - 1, c);
+  }
   for (int a = 0; a < st.nin + st.nout; ++a) t[a] = io[a] >= 0 ? m->slots[io[a]] : mgrt::Tensor();
+  // A bound KV buffer's views are pitched: a kernel that reads packed operands only gets a copy.
+  if (m->kvActive)
+    for (int a = 0; a < st.nin; ++a)
+      if (t[a].pitched() && !mgrt::readsPitched(st.op, a, t[a]))
+        t[a] = mgrt::densify(t[a], m->kvDense[static_cast<size_t>(i) * m->widest + a]);
   // A step producing data symbols gets the result dims that are those symbols at their capacity
   // (the slot's largest shape, what memory holds); its kernel sets them to the actual extents. (A
   // result dim that is another step's data symbol, like Unique's inverse_indices over a NonZero's
@@ -190,11 +263,92 @@ int runRegion(Model* m, const RegionDesc& r) {
   return kOk;
 }
 
+// The KV binding of input i or output i (its KvDesc), -1 when that port is not bound.
+int boundKv(const Model* m, bool output, int i) {
+  const Program& p = *m->program;
+  for (int k = 0; k < p.numKv; ++k)
+    if (m->kvBuffer[k] && (output ? p.kvs[k].output : p.kvs[k].input) == i) return k;
+  return -1;
+}
+
+// Sets up a run of a handle with bound KV buffers: checks each buffer's capacity against this
+// step's rows, points the past input and the output at it (pitched) and says what each step does.
+int kvPrepare(Model* m) {
+  const Program& p = *m->program;
+  m->kvActive = false;
+  std::fill(m->kvAction.begin(), m->kvAction.end(), 0);
+  for (int k = 0; k < p.numKv; ++k) {
+    if (!m->kvBuffer[k]) continue;
+    const KvDesc& d = p.kvs[k];
+    mgrt::Tensor& in = m->slots[p.inputs[d.input].slot];
+    mgrt::Tensor& out = m->slots[p.outputs[d.output].slot];
+    const int64_t past = in.dims[d.axis], total = out.dims[d.axis], cap = m->kvCapacity[k];
+    if (total > cap)
+      return fail(m, kErrInvalidArgument,
+                  fn(p, "run") + ": output " + std::to_string(d.output) + " ('" + p.outputs[d.output].name +
+                      "', node '" + d.node + "') is bound to a KV buffer of capacity " + std::to_string(cap) +
+                      " along axis " + std::to_string(d.axis) + ", too small for this step: input " +
+                      std::to_string(d.input) + " ('" + p.inputs[d.input].name + "') has " + std::to_string(past) +
+                      " past rows and the output needs " + std::to_string(total) +
+                      " (bind a buffer of at least that capacity)");
+    for (int j = 0; j < p.numKv; ++j) {  // two bindings sharing bytes would overwrite each other
+      if (j == k || !m->kvBuffer[j]) continue;
+      const unsigned char* a = static_cast<const unsigned char*>(m->kvBuffer[k]);
+      const unsigned char* b = static_cast<const unsigned char*>(m->kvBuffer[j]);
+      const size_t na = kvBufferBytes(p, m, d.output, cap), nb = kvBufferBytes(p, m, p.kvs[j].output, m->kvCapacity[j]);
+      if (a < b + nb && b < a + na)
+        return fail(m, kErrInvalidArgument,
+                    fn(p, "run") + ": the KV buffers bound to outputs " + std::to_string(d.output) + " ('" +
+                        p.outputs[d.output].name + "') and " + std::to_string(p.kvs[j].output) + " ('" +
+                        p.outputs[p.kvs[j].output].name + "') overlap: each output needs its own buffer");
+    }
+    in.data = m->kvBuffer[k];
+    in.pitchAxis = d.axis;
+    in.pitch = cap;
+    out.data = m->kvBuffer[k];
+    out.pitchAxis = d.axis;
+    out.pitch = cap;
+    for (int j = d.firstPiece; j < d.firstPiece + d.numPieces; ++j) m->kvAction[p.kvPieces[j].step] = j + 1;
+    for (int j = d.firstSkip; j < d.firstSkip + d.numSkips; ++j) m->kvAction[p.kvSkips[j]] = -1;
+    m->kvActive = true;
+  }
+  return kOk;
+}
+
+// After a run (or a refused one): every slot a binding touched is the package's own again.
+void kvRestore(Model* m) {
+  const Program& p = *m->program;
+  if (p.numKv == 0) return;
+  for (int k = 0; k < p.numKv; ++k) {
+    for (mgrt::Tensor* t : {&m->slots[p.inputs[p.kvs[k].input].slot], &m->slots[p.outputs[p.kvs[k].output].slot]})
+      t->pitchAxis = -1, t->pitch = 0;
+    const KvDesc& d = p.kvs[k];
+    for (int j = d.firstPiece; j < d.firstPiece + d.numPieces; ++j) {
+      mgrt::Tensor& t = m->slots[p.kvPieces[j].full];
+      t.data = m->kvHome[j];
+      t.pitchAxis = -1;
+      t.pitch = 0;
+    }
+  }
+  m->kvActive = false;
+}
+
+int executeSteps(Model* m, const void* const* inputs, void* const* outputs);
+
 int execute(Model* m, const void* const* inputs, void* const* outputs) {
+  struct Restore {
+    Model* m;
+    ~Restore() { kvRestore(m); }
+  } restore{m};
+  return executeSteps(m, inputs, outputs);
+}
+
+int executeSteps(Model* m, const void* const* inputs, void* const* outputs) {
   const Program& p = *m->program;
   static unsigned char empty[64];
   std::fill(m->inputSetSinceRun.begin(), m->inputSetSinceRun.end(), 0);
   for (int i = 0; i < p.numInputs; ++i) {
+    if (p.numKv > 0 && boundKv(m, false, i) >= 0) continue;  // the bound buffer (kvPrepare)
     const void* ptr = inputs[i] ? inputs[i] : (m->slotBytes[p.inputs[i].slot] == 0 ? empty : nullptr);
     if (!ptr)
       return fail(m, kErrInvalidArgument,
@@ -204,6 +358,7 @@ int execute(Model* m, const void* const* inputs, void* const* outputs) {
   }
   for (int i = 0; i < p.numOutputs; ++i) {
     const SlotDesc& d = p.slots[p.outputs[i].slot];
+    if (p.numKv > 0 && boundKv(m, true, i) >= 0) continue;  // the bound buffer (kvPrepare)
     void* ptr = outputs[i] ? outputs[i] : (m->slotBytes[p.outputs[i].slot] == 0 ? empty : nullptr);
     if (!ptr)
       return fail(m, kErrInvalidArgument,
@@ -211,6 +366,8 @@ int execute(Model* m, const void* const* inputs, void* const* outputs) {
                       "') is a null pointer");
     if (d.storage == kOutput && d.where == i) m->slots[p.outputs[i].slot].data = ptr;
   }
+  if (p.numKv > 0)
+    if (int s = kvPrepare(m); s != kOk) return s;
   mgrt::Ctx ctx;
   ctx.pool = m->pool.get();
   const bool fills = !m->fillRows.empty();
@@ -488,6 +645,101 @@ size_t modelPortBytes(const Program& p, const Model* model, bool output, int i) 
   }
   if (!port(p, output, i)) return 0;
   return static_cast<size_t>(model->slotBytes[(output ? p.outputs : p.inputs)[i].slot]);
+}
+
+namespace {
+// The KvDesc of output `output`, or -1 with a message (for `f`) in *why.
+int kvOf(const Program& p, int output, const std::string& f, std::string* why) {
+  if (output < 0 || output >= p.numOutputs) {
+    *why = f + "output index " + std::to_string(output) + " is out of range [0, " + std::to_string(p.numOutputs) + ")";
+    return -1;
+  }
+  for (int k = 0; k < p.numKv; ++k)
+    if (p.kvs[k].output == output) return k;
+  *why = f + "output " + std::to_string(output) + " ('" + p.outputs[output].name +
+         "') is not a KV-cache output: the compiler found no Concat(past input, new rows) along a dynamic axis "
+         "producing it" +
+         (p.numKv == 0 ? std::string(" (this model has no KV-cache output)") : std::string());
+  return -1;
+}
+}  // namespace
+
+int bindKv(const Program& p, Model* model, int output, int input, void* buffer, int64_t capacity) {
+  const std::string f = fn(p, "bind_kv") + ": ";
+  if (!model || !isLive(p, model))
+    return fail(nullptr, kErrInvalidArgument, f + "not a live handle (NULL or destroyed)");
+  std::string why;
+  const int k = kvOf(p, output, f, &why);
+  if (k < 0) return fail(model, kErrInvalidArgument, why);
+  const KvDesc& d = p.kvs[k];
+  if (input != d.input)
+    return fail(model, kErrInvalidArgument,
+                f + "output " + std::to_string(output) + " ('" + p.outputs[output].name + "') appends to input " +
+                    std::to_string(d.input) + " ('" + p.inputs[d.input].name + "'), not to input " +
+                    std::to_string(input) +
+                    (input >= 0 && input < p.numInputs ? std::string(" ('") + p.inputs[input].name + "')"
+                                                       : std::string(" (out of range [0, ") + std::to_string(p.numInputs) + "))"));
+  if (!buffer)
+    return fail(model, kErrInvalidArgument,
+                f + "buffer is NULL (output " + std::to_string(output) + " ('" + p.outputs[output].name +
+                    "'); " + fn(p, "unbind_kv") + " removes a binding)");
+  if (capacity < 1)
+    return fail(model, kErrInvalidArgument,
+                f + "capacity must be at least 1 row along axis " + std::to_string(d.axis) + ", got " +
+                    std::to_string(capacity));
+  if (model->busy.exchange(true))
+    return fail(nullptr, kErrInvalidArgument, f + "the handle is running on another thread");
+  model->kvBuffer[k] = buffer;
+  model->kvCapacity[k] = capacity;
+  model->busy = false;
+  return kOk;
+}
+
+int unbindKv(const Program& p, Model* model, int output) {
+  const std::string f = fn(p, "unbind_kv") + ": ";
+  if (!model || !isLive(p, model))
+    return fail(nullptr, kErrInvalidArgument, f + "not a live handle (NULL or destroyed)");
+  std::string why;
+  const int k = kvOf(p, output, f, &why);
+  if (k < 0) return fail(model, kErrInvalidArgument, why);
+  if (model->busy.exchange(true))
+    return fail(nullptr, kErrInvalidArgument, f + "the handle is running on another thread");
+  model->kvBuffer[k] = nullptr;
+  model->kvCapacity[k] = 0;
+  model->busy = false;
+  return kOk;
+}
+
+int kvInput(const Program& p, int output) {
+  std::string why;
+  const int k = kvOf(p, output, fn(p, "kv_input") + ": ", &why);
+  if (k < 0) abi::threadError() = why;
+  return k < 0 ? -1 : p.kvs[k].input;
+}
+
+int kvAxis(const Program& p, int output) {
+  std::string why;
+  const int k = kvOf(p, output, fn(p, "kv_axis") + ": ", &why);
+  if (k < 0) abi::threadError() = why;
+  return k < 0 ? -1 : p.kvs[k].axis;
+}
+
+size_t kvBufferBytes(const Program& p, const Model* model, int output, int64_t capacity) {
+  const std::string f = fn(p, "kv_buffer_bytes") + ": ";
+  if (!model || !isLive(p, model)) {
+    abi::threadError() = f + "not a live handle (NULL or destroyed)";
+    return 0;
+  }
+  std::string why;
+  const int k = kvOf(p, output, f, &why);
+  if (k < 0 || capacity < 1) {
+    abi::threadError() = k < 0 ? why : f + "capacity must be at least 1, got " + std::to_string(capacity);
+    return 0;
+  }
+  const mgrt::Tensor& in = model->slots[p.inputs[p.kvs[k].input].slot];
+  uint64_t n = mgrt::dtypeSize(in.dtype);
+  for (int d = 0; d < in.rank; ++d) n *= static_cast<uint64_t>(d == p.kvs[k].axis ? capacity : in.dims[d]);
+  return static_cast<size_t>(n);
 }
 
 int numSymbols(const Program& p) { return p.numSymbols; }

@@ -73,6 +73,30 @@ struct RegionDesc {
   int32_t order;
 };
 
+// KV-cache outputs (the compiler's findKvCaches; docs/ABI.md, "KV-cache binding"). Output
+// `output` is input `input` with new rows appended along `axis`; kvPieces[firstPiece, +numPieces)
+// are the Concat steps that append (one per slab of the buffer's dim 0 for a stacked per-layer
+// cache, one for a direct Concat), kvSkips[firstSkip, +numSkips) the steps a bound run leaves out.
+struct KvDesc {
+  int32_t output;
+  int32_t input;
+  int32_t axis;
+  int32_t firstPiece;
+  int32_t numPieces;
+  int32_t firstSkip;
+  int32_t numSkips;
+  const char* node;  // the output's producing node, for messages
+};
+struct KvPieceDesc {
+  int32_t kv;     // its KvDesc
+  int32_t step;   // the Concat step
+  int32_t fresh;  // slot of the new rows
+  int32_t full;   // slot of past + new: bound, a pitched view of the buffer
+  int32_t axis;   // the cache axis of `full`
+  int64_t slab;   // index along the buffer's dim 0 (0: the Concat is the output itself)
+  int32_t dense;  // 1: `full` is also read through aliased views: written into the arena too
+};
+
 // Everything a package knows about its model. Tables end with a sentinel row; the counts exclude it.
 struct Program {
   const char* name;  // the package name: prefixes messages ("NAME_run: ...") and the profile
@@ -103,6 +127,11 @@ struct Program {
   const int64_t* dimCode = nullptr;
   const DynEntry* dyn = nullptr;
   int numDyn = 0;
+  // KV-cache outputs; null and 0 when the model has none.
+  const KvDesc* kvs = nullptr;
+  int numKv = 0;
+  const KvPieceDesc* kvPieces = nullptr;
+  const int32_t* kvSkips = nullptr;
 };
 
 // A handle: NAME_model in the package's header is this type under the package's name.
@@ -133,6 +162,12 @@ int setInputDims(const Program& p, Model* model, int input, const int64_t* dims,
 // The current dims / byte size of an input or output of a handle (for a static port: the table's).
 const int64_t* modelPortDims(const Program& p, const Model* model, bool output, int i);
 size_t modelPortBytes(const Program& p, const Model* model, bool output, int i);
+// KV-cache binding (NAME.h documents the contracts).
+int bindKv(const Program& p, Model* model, int output, int input, void* buffer, int64_t capacity);
+int unbindKv(const Program& p, Model* model, int output);
+int kvInput(const Program& p, int output);
+int kvAxis(const Program& p, int output);
+size_t kvBufferBytes(const Program& p, const Model* model, int output, int64_t capacity);
 int numSymbols(const Program& p);
 const char* symbolName(const Program& p, int k);
 int symbolRange(const Program& p, int k, int64_t* lo, int64_t* hi);

@@ -72,6 +72,17 @@ struct Model {
   std::vector<int32_t> producerStep;
   std::vector<std::vector<int32_t>> stepSymbols;
   std::vector<int64_t> dataCount;
+  // KV-cache binding: per KvDesc, the caller's buffer (null: not bound) and its capacity; while a
+  // run of a bound handle lasts (kvActive), what each step does instead of its kernel (kvAction: 0
+  // run it, -1 leave it out, k + 1 append piece k), every piece's `full` slot's own bytes (the
+  // arena, restored after the run) and, per step and operand, the dense copies of pitched operands
+  // of kernels that read packed tensors only.
+  std::vector<void*> kvBuffer;
+  std::vector<int64_t> kvCapacity;
+  bool kvActive = false;
+  std::vector<int32_t> kvAction;
+  std::vector<void*> kvHome;
+  std::vector<std::vector<unsigned char>> kvDense;
 };
 
 // "NAME_what": the prefix of a C function's messages.

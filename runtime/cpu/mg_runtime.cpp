@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "mg_kernels.h"
 
@@ -19,6 +20,44 @@ size_t dtypeSize(int32_t dtype) {
     case kI64: case kF64: case kU64: return 8;
     default: return 0;
   }
+}
+
+void pitchedStrides(const Tensor& t, int64_t* strides) {
+  int64_t s = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= i == t.pitchAxis ? t.pitch : t.dims[i];
+  }
+}
+
+bool readsPitched(const char* op, int operand, const Tensor& t) {
+  if (!t.pitched()) return true;
+  if (std::strcmp(op, "MatMul") == 0)
+    return (operand == 0 || operand == 1) && t.dtype == kF32 && t.rank >= 3 && t.pitchAxis == t.rank - 2;
+  if (std::strcmp(op, "Transpose") == 0) {
+    const size_t esz = dtypeSize(t.dtype);
+    return operand == 0 && t.dtype != kStr && (esz == 1 || esz == 2 || esz == 4 || esz == 8);
+  }
+  return false;
+}
+
+Tensor densify(const Tensor& t, std::vector<unsigned char>& buf) {
+  if (!t.pitched()) return t;
+  Tensor d = t;
+  d.pitchAxis = -1;
+  d.pitch = 0;
+  const size_t esz = dtypeSize(t.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < t.pitchAxis; ++k) outer *= t.dims[k];
+  for (int k = t.pitchAxis + 1; k < t.rank; ++k) inner *= t.dims[k];
+  const int64_t rows = t.dims[t.pitchAxis];
+  buf.resize(std::max<size_t>(1, static_cast<size_t>(outer * rows * inner) * esz));
+  const unsigned char* src = static_cast<const unsigned char*>(t.data);
+  const size_t run = static_cast<size_t>(rows * inner) * esz;
+  for (int64_t o = 0; o < outer; ++o)
+    if (run) std::memcpy(buf.data() + o * run, src + static_cast<size_t>(o * t.pitch * inner) * esz, run);
+  d.data = buf.data();
+  return d;
 }
 
 Attrs::Attrs(const char* spec) {

@@ -33,7 +33,15 @@ struct Tensor {
   int32_t dtype = kF32;
   int32_t rank = 0;
   int64_t dims[kMaxRank] = {0};
+  // A pitched tensor (a bound KV-cache buffer, docs/ABI.md "KV-cache binding"): its storage holds
+  // `pitch` (>= dims[pitchAxis]) positions along pitchAxis, of which the first dims[pitchAxis] are
+  // the tensor; every other dim is packed as usual. -1: densely packed (every kernel's default).
+  // Only the kernels `readsPitched` names receive pitched operands; the package core gives any
+  // other a dense copy (densify).
+  int32_t pitchAxis = -1;
+  int64_t pitch = 0;
 
+  bool pitched() const { return pitchAxis >= 0; }
   int64_t numel() const {
     int64_t n = 1;
     for (int i = 0; i < rank; ++i) n *= dims[i];
@@ -140,6 +148,16 @@ struct Ctx {
 };
 
 using KernelFn = int (*)(const Attrs&, const Tensor*, int, Tensor*, int, Ctx&);
+
+// Pitched operands (Tensor::pitchAxis): the element strides of t's dims through its pitch (the
+// packed strides when t is not pitched).
+void pitchedStrides(const Tensor& t, int64_t* strides);
+// Whether the optimized kernel of `op` reads operand `operand` as the pitched tensor t (MatMul: an
+// f32 operand of rank >= 3 pitched along its rows, rank - 2; Transpose: any pitch). The package
+// core densifies every other pitched operand before the kernel runs.
+bool readsPitched(const char* op, int operand, const Tensor& t);
+// A densely packed copy of pitched t in `buf` (t itself when it is not pitched).
+Tensor densify(const Tensor& t, std::vector<unsigned char>& buf);
 
 // Reference kernels, one per op kind, by ONNX op name (and Magneto's internal ops). Null when the
 // op has no kernel. The generated code calls kernels by symbol; this table serves the interpreter.

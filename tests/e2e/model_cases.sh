@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk). One helper does
+# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk, e2e.kv_bind). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -346,6 +346,30 @@ print('NAME.py: 4 sets ok')"
     run "--dynamic past=5..4 is refused" -- sh -c "! '$magnetoc' report '$dir/model.onnx' \
       --dynamic seq=1..4 --dynamic past=5..4"
     expect_in "$dir/out" "past=5\\.\\.4: LO is greater than HI" "LO > HI is refused by the flag"
+    ;;
+  kv_bind)  # issue #40 item 5: KV-cache binding (docs/ABI.md): a stacked per-layer cache (GPT-2's
+    # export form), empty_past's direct caches and a model without one, each compiled --shared;
+    # kv_bind_test.py checks bound == copied bit for bit over several steps (1 and 2 threads),
+    # numpy, and the refusals through the C functions and NAME.py
+    model kv_bind_model.py
+    model empty_past_model.py direct
+    run "compile the stacked cache" -- "$magnetoc" compile "$dir/stacked/model.onnx" --name kvs -o "$dir/kvs" \
+      --dynamic seq=1..4 --dynamic past=0..12 --shared -q
+    grep -q "output 1 %present appends to input 1 %past along axis 3" "$dir/kvs/kvs.cpp" ||
+      fail "the stacked cache output was not found (kvs.cpp has no KV table row for it)"
+    echo "ok: the compiler finds the stacked cache (present appends to past along axis 3)"
+    grep -q "(also read through a view: written densely too)" "$dir/kvs/kvs.cpp" ||
+      fail "full_1's Reshape view did not make its piece dense"
+    echo "ok: the piece read through a view is written densely too"
+    run "compile the direct caches" -- "$magnetoc" compile "$dir/direct/model.onnx" --name kvd -o "$dir/kvd" \
+      --dynamic seq=1..4 --dynamic past=0..12 --shared -q
+    run "compile a model without a cache" -- "$magnetoc" compile "$dir/none/model.onnx" --name kvn -o "$dir/kvn" \
+      --dynamic seq=1..4 --shared -q
+    ! grep -q "kKvs" "$dir/kvn/kvn.cpp" || fail "a model without a cache output got a KV table"
+    run "bound == copied, numpy, refusals (kv_bind_test.py)" -- /usr/bin/python3 "$src/tests/e2e/kv_bind_test.py" \
+      "$dir/kvs" "$dir/kvd" "$dir/kvn" "$dir"
+    expect_in "$dir/out" "kv_bind: [0-9]+ checks passed" "kv_bind_test.py passed"
+    grep "^ok: kv[sd] at\|^ok: C a NULL\|^ok: a step needing" "$dir/out"
     ;;
   sequences)  # issue #40: exporters' sequence ops resolved on import into tensor ops; numpy's
     # outputs (checked against onnxruntime-node when the generator was written); refusals by name

@@ -378,6 +378,77 @@ launch_overhead_us = 5
       << noHost["STEP_TABLE"];
 }
 
+// KV-cache outputs (docs/ABI.md, "KV-cache binding"): the stacked per-layer form (GPT-2's export:
+// Concat_0 of Unsqueezes of Concat(Gather(past, j), new_j)) and the direct form are found, with
+// their axis, pieces and skipped steps; layers out of order, a static cache axis and an output that
+// is no Concat of a past input are not.
+TEST(CpuEmitter, FindsKvCacheOutputs) {
+  auto g = testing::parseVerified(R"(graph @kv {
+  symbol T [1, 4]
+  symbol P [0, 8]
+  input %new0 : f32[1,2,4,4] as [1,2,T,4]
+  input %new1 : f32[1,2,4,4] as [1,2,T,4]
+  input %past : f32[2,1,2,8,4] as [2,1,2,P,4]
+  input %dpast : f32[1,2,8,4] as [1,2,P,4]
+  input %spast : f32[1,2,3,4]
+  input %snew : f32[1,2,1,4]
+  const %i0 : i64[] = dense<[0]>
+  const %i1 : i64[] = dense<[1]>
+  const %ax : i64[1] = dense<[0]>
+  %g0 : f32[1,2,8,4] as [1,2,P,4] = Gather(%past, %i0) {axis = 0}
+  %g1 : f32[1,2,8,4] as [1,2,P,4] = Gather(%past, %i1) {axis = 0}
+  %f0 : f32[1,2,12,4] as [1,2,P+T,4] = Concat(%g0, %new0) {axis = 2}
+  %f1 : f32[1,2,12,4] as [1,2,P+T,4] = Concat(%g1, %new1) {axis = 2}
+  %u0 : f32[1,1,2,12,4] as [1,1,2,P+T,4] = Unsqueeze(%f0, %ax)
+  %u1 : f32[1,1,2,12,4] as [1,1,2,P+T,4] = Unsqueeze(%f1, %ax)
+  %present : f32[2,1,2,12,4] as [2,1,2,P+T,4] = Concat(%u0, %u1) {axis = 0}
+  %v0 : f32[1,1,2,12,4] as [1,1,2,P+T,4] = Unsqueeze(%f0, %ax)
+  %v1 : f32[1,1,2,12,4] as [1,1,2,P+T,4] = Unsqueeze(%f1, %ax)
+  %swapped : f32[2,1,2,12,4] as [2,1,2,P+T,4] = Concat(%v1, %v0) {axis = 0}
+  %direct : f32[1,2,12,4] as [1,2,P+T,4] = Concat(%dpast, %new0) {axis = 2}
+  %static : f32[1,2,4,4] = Concat(%spast, %snew) {axis = 2}
+  %relu : f32[1,2,12,4] as [1,2,P+T,4] = Relu(%f0)
+  output %present, %swapped, %direct, %static, %relu
+})");
+  ASSERT_TRUE(g);
+  auto plan = planMemory(*g);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::vector<KvCache> kvs = findKvCaches(*g, *plan);
+  ASSERT_EQ(kvs.size(), 2u);
+  EXPECT_EQ(kvs[0].output, 0);
+  EXPECT_EQ(kvs[0].input, 2);
+  EXPECT_EQ(kvs[0].axis, 3);
+  ASSERT_EQ(kvs[0].pieces.size(), 2u);
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_EQ(kvs[0].pieces[j].slab, j);
+    EXPECT_EQ(kvs[0].pieces[j].axis, 2);
+    EXPECT_EQ(kvs[0].pieces[j].full->name(), j ? "f1" : "f0");
+    EXPECT_EQ(kvs[0].pieces[j].fresh->name(), j ? "new1" : "new0");
+    // %swapped's Unsqueezes are aliased views of f0 and f1 (they read the arena): written densely
+    EXPECT_TRUE(kvs[0].pieces[j].dense) << j;
+  }
+  // The stack and the Gathers whose only reader is their Concat are skipped.
+  std::vector<std::string> skipped;
+  for (const Node* n : kvs[0].skipped) skipped.push_back(n->output(0)->name());
+  EXPECT_NE(std::find(skipped.begin(), skipped.end(), "present"), skipped.end());
+  EXPECT_NE(std::find(skipped.begin(), skipped.end(), "g0"), skipped.end());
+  EXPECT_NE(std::find(skipped.begin(), skipped.end(), "g1"), skipped.end());
+  EXPECT_EQ(kvs[1].output, 2);
+  EXPECT_EQ(kvs[1].input, 3);
+  EXPECT_EQ(kvs[1].axis, 2);
+  ASSERT_EQ(kvs[1].pieces.size(), 1u);
+  EXPECT_EQ(kvs[1].pieces[0].full->name(), "direct");
+  EXPECT_TRUE(kvs[1].skipped.empty());
+  // The emitted tables name them; a graph without symbols has none.
+  TemplateVars vars;
+  ASSERT_TRUE(emitCpuProgram(*g, *plan, vars).ok());
+  EXPECT_EQ(vars["KV"], "1");
+  EXPECT_NE(vars["KV_TABLE"].find("output 0 %present appends to input 2 %past along axis 3"), std::string::npos)
+      << vars["KV_TABLE"];
+  EXPECT_NE(vars["KV_TABLE"].find("output 2 %direct appends to input 3 %dpast along axis 2"), std::string::npos)
+      << vars["KV_TABLE"];
+}
+
 std::map<std::string, std::string> readTree(const fs::path& dir) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {

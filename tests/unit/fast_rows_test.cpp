@@ -236,6 +236,71 @@ TEST(FastRows, PlanFollowsShapeChanges) {
   EXPECT_EQ(o2.v, w2.v);
 }
 
+// A pitched operand (a bound KV-cache buffer: 2 heads of 5 rows of 4 in storage of 9 rows per head)
+// read in place by MatMul (B pitched along its rows, A too) and Transpose, and densified for a
+// MatMul it cannot take (pitched along the columns): the results equal those on the packed copy
+// bit for bit, at 1 and 2 threads.
+TEST(FastRows, PitchedOperandsReadInPlace) {
+  std::mt19937 rng(9);
+  Arr store({1, 2, 9, 4}, &rng), q({1, 2, 3, 5}, &rng);
+  Tensor kv = store.t;
+  kv.dims[2] = 5;
+  kv.pitchAxis = 2;
+  kv.pitch = 9;
+  std::vector<unsigned char> buf;
+  const Tensor dense = mgrt::densify(kv, buf);
+  ASSERT_FALSE(dense.pitched());
+  const float* d = static_cast<const float*>(dense.data);
+  EXPECT_EQ(d[5 * 4], store.v[9 * 4]);  // head 1's first row comes after 9 rows of head 0
+  EXPECT_TRUE(mgrt::readsPitched("MatMul", 1, kv));
+  EXPECT_TRUE(mgrt::readsPitched("Transpose", 0, kv));
+  EXPECT_FALSE(mgrt::readsPitched("Softmax", 0, kv));
+  mgrt::ThreadPool pool(2);
+  for (mgrt::ThreadPool* p : {static_cast<mgrt::ThreadPool*>(nullptr), &pool}) {
+    mgrt::Ctx ctx;
+    ctx.pool = p;
+    mgrt::Attrs none(""), perm("perm=i:0,1,3,2");
+    Arr got({1, 2, 3, 4}), want({1, 2, 3, 4}), tg({1, 2, 4, 5}), tw({1, 2, 4, 5});
+    Tensor in[] = {q.t, kv}, inDense[] = {q.t, dense};
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, in, 2, &got.t, 1, ctx), 0) << ctx.error;
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inDense, 2, &want.t, 1, ctx), 0) << ctx.error;
+    EXPECT_EQ(got.v, want.v);
+    ASSERT_EQ(mgrt::findFastKernel("Transpose")(perm, &kv, 1, &tg.t, 1, ctx), 0) << ctx.error;
+    ASSERT_EQ(mgrt::findFastKernel("Transpose")(perm, &dense, 1, &tw.t, 1, ctx), 0) << ctx.error;
+    EXPECT_EQ(tg.v, tw.v);
+    // A pitched along its rows: [1, 2, 5, 4] x [4, 3]-shaped B of each head
+    Arr b({1, 2, 4, 3}, &rng), ga({1, 2, 5, 3}), wa({1, 2, 5, 3});
+    Tensor inA[] = {kv, b.t}, inADense[] = {dense, b.t};
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inA, 2, &ga.t, 1, ctx), 0) << ctx.error;
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inADense, 2, &wa.t, 1, ctx), 0) << ctx.error;
+    EXPECT_EQ(ga.v, wa.v);
+    // one head: B's single matrix (batch dims all 1) is packed whatever its pitch; A folds into M
+    Tensor one = kv;
+    one.dims[1] = 1;
+    std::vector<unsigned char> obuf;
+    const Tensor oneDense = mgrt::densify(one, obuf);
+    Arr q1({1, 3, 3, 5}, &rng), g1({1, 3, 3, 4}), w1({1, 3, 3, 4});
+    Tensor in1[] = {q1.t, one}, in1Dense[] = {q1.t, oneDense};
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, in1, 2, &g1.t, 1, ctx), 0) << ctx.error;
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, in1Dense, 2, &w1.t, 1, ctx), 0) << ctx.error;
+    EXPECT_EQ(g1.v, w1.v);
+    // pitched along the columns: the kernel densifies it for the reference kernel
+    Tensor cols = store.t;
+    cols.dims[2] = 9;
+    cols.dims[3] = 3;
+    cols.pitchAxis = 3;
+    cols.pitch = 4;
+    std::vector<unsigned char> cbuf;
+    const Tensor colsDense = mgrt::densify(cols, cbuf);
+    Arr a2({1, 2, 2, 9}, &rng), gc({1, 2, 2, 3}), wc({1, 2, 2, 3});
+    Tensor inC[] = {a2.t, cols}, inCDense[] = {a2.t, colsDense};
+    ASSERT_EQ(mgrt::findFastKernel("MatMul")(none, inC, 2, &gc.t, 1, ctx), 0) << ctx.error;
+    mgrt::Ctx ref;
+    ASSERT_EQ(mgrt::findKernel("MatMul")(none, inCDense, 2, &wc.t, 1, ref), 0) << ref.error;
+    EXPECT_EQ(gc.v, wc.v);
+  }
+}
+
 TEST(FastRows, NonFloatGoesToTheReference) {
   std::vector<int64_t> x = {1, -2, 3}, y = {4, 5, -6}, z(3, 0);
   Tensor in[2];
