@@ -259,7 +259,7 @@ void groupedC16PackWeights(const ConvGeom& g, const float* w, float* dst) {
 namespace {
 
 template <int SW>
-void groupedC16Job(const ConvGeom& g, const float* pad, int64_t hp, int64_t wp, const float* wpk,
+void groupedC16Job(const ConvGeom& g, const float* pad, int64_t wp, const float* wpk,
                    const int64_t* toff, int64_t K, const float* bias, const float* res, float* y,
                    const Epilogue& ep, bool vecAct) {
   const int64_t P = g.oh * g.ow;
@@ -288,7 +288,6 @@ void groupedC16Job(const ConvGeom& g, const float* pad, int64_t hp, int64_t wp, 
     channelBlock<R, NP, SW>(rp, wpk, toff, K, bv, acc);
     for (int r = 0; r < R; ++r) store(oy + r, ox0, NP, acc[r]);
   };
-  (void)hp;
   // Rows per block for NP pixels: 16 / NP accumulators' worth (at most 4), the rows' tail in
   // one smaller block.
   int64_t ox0 = 0;
@@ -357,9 +356,9 @@ void groupedC16Conv(const ConvGeom& g, const float* x, const float* wPacked, con
       float* yo = y + (n * g.m + m0) * P;
       const float* bb = bias ? bias + m0 : nullptr;
       if (g.sw == 1)
-        groupedC16Job<1>(g, pad, hp, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
+        groupedC16Job<1>(g, pad, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
       else
-        groupedC16Job<2>(g, pad, hp, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
+        groupedC16Job<2>(g, pad, wp, wpk, toff.data(), K, bb, r, yo, ep, vecAct);
     }
   });
 }

@@ -194,7 +194,7 @@ namespace {
 // Output rows oy0 .. oy0 + R - 1, vectors v0 .. v0 + V - 1 (16 columns each) of one plane, for a
 // KH x KW kernel (every loop bound a constant, so the R x V accumulators stay in registers).
 // masks[v * KW + kx]: the lanes of vector v's tap column kx that lie inside the input row.
-template <int R, int V, int KH, int KW, int S>
+template <int R, int V, int KH, int KW>
 inline void rowsBlock(const ConvGeom& g, const float* x, const float* w, const __mmask16* masks,
                       int64_t oy0, int64_t v0, __m512 bias, const float* res, float* y, const Epilogue& ep,
                       bool vecAct) {
@@ -203,31 +203,21 @@ inline void rowsBlock(const ConvGeom& g, const float* x, const float* w, const _
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) acc[r][v] = bias;
-  // Input row ir of the block (iy = oy0 * S - pt + ir) feeds output row r through kernel row
-  // ir - r * S.
-#pragma GCC unroll 16
-  for (int ir = 0; ir < (R - 1) * S + KH; ++ir) {
-    const int64_t iy = oy0 * S - g.pt + ir;
+  // Input row ir of the block (iy = oy0 - pt + ir) feeds output row r through kernel row ir - r.
+#pragma GCC unroll 10
+  for (int ir = 0; ir < R - 1 + KH; ++ir) {
+    const int64_t iy = oy0 - g.pt + ir;
     if (iy < 0 || iy >= g.h) continue;
     const float* row = x + iy * g.w;
 #pragma GCC unroll 7
     for (int kx = 0; kx < KW; ++kx) {
       __m512 in[V];
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) {  // masked lanes are neither read nor counted
-        const float* at = row + (v0 + v) * 16 * S + kx - g.pl;
-        if constexpr (S == 1) {
-          in[v] = _mm512_maskz_loadu_ps(masks[(v0 + v) * KW + kx], at);
-        } else {  // columns 2 * ox + kx - pl: the even lanes of two consecutive vectors
-          const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-          const __mmask16* mk = masks + ((v0 + v) * KW + kx) * 2;
-          in[v] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(mk[0], at), even,
-                                         _mm512_maskz_loadu_ps(mk[1], at + 16));
-        }
-      }
+      for (int v = 0; v < V; ++v)  // masked lanes are neither read nor counted
+        in[v] = _mm512_maskz_loadu_ps(masks[(v0 + v) * KW + kx], row + (v0 + v) * 16 + kx - g.pl);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
-        const int ky = ir - r * S;
+        const int ky = ir - r;
         if (ky < 0 || ky >= KH) continue;
         const __m512 wt = _mm512_set1_ps(w[ky * KW + kx]);
 #pragma GCC unroll 4
@@ -252,34 +242,34 @@ inline void rowsBlock(const ConvGeom& g, const float* x, const float* w, const _
 }
 
 // One plane: blocks of 4 rows x 4 vectors, then the row and vector tails.
-template <int KH, int KW, int S>
+template <int KH, int KW>
 void rowsPlane(const ConvGeom& g, const float* x, const float* w, const __mmask16* masks, __m512 bias,
                const float* res, float* y, const Epilogue& ep, bool vecAct) {
   const int64_t nvec = (g.ow + 15) / 16;
   int64_t oy = 0;
   for (; oy + 4 <= g.oh; oy += 4) {
     int64_t v = 0;
-    for (; v + 4 <= nvec; v += 4) rowsBlock<4, 4, KH, KW, S>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
-    for (; v + 2 <= nvec; v += 2) rowsBlock<4, 2, KH, KW, S>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
-    if (v < nvec) rowsBlock<4, 1, KH, KW, S>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
+    for (; v + 4 <= nvec; v += 4) rowsBlock<4, 4, KH, KW>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
+    for (; v + 2 <= nvec; v += 2) rowsBlock<4, 2, KH, KW>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
+    if (v < nvec) rowsBlock<4, 1, KH, KW>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
   }
   for (; oy < g.oh; ++oy) {
     int64_t v = 0;
-    for (; v + 2 <= nvec; v += 2) rowsBlock<1, 2, KH, KW, S>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
-    if (v < nvec) rowsBlock<1, 1, KH, KW, S>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
+    for (; v + 2 <= nvec; v += 2) rowsBlock<1, 2, KH, KW>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
+    if (v < nvec) rowsBlock<1, 1, KH, KW>(g, x, w, masks, oy, v, bias, res, y, ep, vecAct);
   }
 }
 
 using RowsPlaneFn = void (*)(const ConvGeom&, const float*, const float*, const __mmask16*, __m512,
                              const float*, float*, const Epilogue&, bool);
 
-// The instantiated kernels, or null: 3x3, 5x5 and 7x7 at stride 1. (Stride 2, the even lanes of
-// two loads, measured no faster than the channel-lane kernel on MobileNet's and MnasNet's layers,
-// which are bound by reading their input then, so it is not instantiated.)
-RowsPlaneFn rowsPlaneFor(int64_t kh, int64_t kw, int64_t s) {
-  if (s == 1 && kh == 3 && kw == 3) return rowsPlane<3, 3, 1>;
-  if (s == 1 && kh == 5 && kw == 5) return rowsPlane<5, 5, 1>;
-  if (s == 1 && kh == 7 && kw == 7) return rowsPlane<7, 7, 1>;
+// The instantiated kernels, or null: 3x3, 5x5 and 7x7 (at stride 1 only: stride 2, the even
+// lanes of two loads, measured no faster than the channel-lane kernel on MobileNet's and
+// MnasNet's layers, which are bound by reading their input then).
+RowsPlaneFn rowsPlaneFor(int64_t kh, int64_t kw) {
+  if (kh == 3 && kw == 3) return rowsPlane<3, 3>;
+  if (kh == 5 && kw == 5) return rowsPlane<5, 5>;
+  if (kh == 7 && kw == 7) return rowsPlane<7, 7>;
   return nullptr;
 }
 
@@ -287,31 +277,29 @@ RowsPlaneFn rowsPlaneFor(int64_t kh, int64_t kw, int64_t s) {
 
 bool depthwiseRowsApplies(const ConvGeom& g) {
   // Rows of fewer than 32 outputs leave lanes idle: the channel-lane kernel above fills them.
-  return g.group == g.c && g.m == g.c && g.sh == g.sw && g.dh == 1 && g.dw == 1 &&
-         rowsPlaneFor(g.kh, g.kw, g.sw) && g.ow >= 32 && g.pl < 16;
+  return g.group == g.c && g.m == g.c && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+         rowsPlaneFor(g.kh, g.kw) && g.ow >= 32 && g.pl < 16;
 }
 
 void depthwiseRows(const ConvGeom& g, const float* x, const float* w, const float* bias, const float* res,
                    float* y, const Epilogue& ep, ThreadPool* pool) {
-  const int64_t taps = g.kh * g.kw, nvec = (g.ow + 15) / 16, s = g.sw;
-  // Per output vector, tap column and loaded vector (s of them, 16 input columns each from
-  // v * 16 * s + kx - pl): the lanes whose input column is inside the row (the same for every
-  // plane and row).
-  std::vector<__mmask16> masks(nvec * g.kw * s);
+  const int64_t taps = g.kh * g.kw, nvec = (g.ow + 15) / 16;
+  // Per output vector and tap column: the lanes whose input column is inside the row (the same
+  // for every plane and row).
+  std::vector<__mmask16> masks(nvec * g.kw);
   for (int64_t v = 0; v < nvec; ++v)
-    for (int64_t kx = 0; kx < g.kw; ++kx)
-      for (int64_t half = 0; half < s; ++half) {
-        uint32_t m = 0;
-        for (int l = 0; l < 16; ++l) {
-          const int64_t ix = v * 16 * s + half * 16 + l + kx - g.pl;
-          if (ix >= 0 && ix < g.w) m |= 1u << l;
-        }
-        masks[(v * g.kw + kx) * s + half] = static_cast<__mmask16>(m);
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      uint32_t m = 0;
+      for (int l = 0; l < 16; ++l) {
+        const int64_t ix = v * 16 + l + kx - g.pl;
+        if (ix >= 0 && ix < g.w) m |= 1u << l;
       }
+      masks[v * g.kw + kx] = static_cast<__mmask16>(m);
+    }
   __m512 probe = _mm512_setzero_ps();
   const bool vecAct = vm::vecAct(ep, probe);
   const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
-  const RowsPlaneFn fn = rowsPlaneFor(g.kh, g.kw, s);
+  const RowsPlaneFn fn = rowsPlaneFor(g.kh, g.kw);
   parallelFor(pool, g.n * g.c, 1, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t c = p % g.c;
