@@ -15,20 +15,6 @@
 namespace magneto {
 namespace {
 
-// emitGpu after the symbolic inference that `magnetoc compile` runs on import (the reference
-// dims a consumer of a count chooses its strides by).
-Expected<TemplateVars> emitGpuFitted(const std::string& text) {
-  auto g = testing::parseVerified(text);
-  if (!g) return badInput("the test graph does not parse");
-  MG_RETURN_IF_ERROR(inferSymbolicShapes(*g));
-  MG_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(*g));
-  MG_ASSIGN_OR_RETURN(DeviceProfile device, loadDeviceProfile("h200"));
-  TemplateVars vars;
-  MG_ASSIGN_OR_RETURN(GpuEmitSummary sum, emitGpuProgram(*g, plan, device, vars));
-  (void)sum;
-  return vars;
-}
-
 size_t occurrences(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -95,7 +81,7 @@ TEST(GpuSelectLowering, TopKRunTimeKReportsItsCount) {
 TEST(GpuSelectLowering, ACountIsReadBackWhereALaterLaunchNeedsItElseAtTheEnd) {
   // The Relu's grid is TopK's K: that count is read back right after the TopK. Unique's count
   // decides only its results' extents (graph outputs): it is read back once, after the last launch.
-  auto vars = emitGpuFitted(R"(graph @t {
+  auto vars = testing::emitGpu(R"(graph @t {
   symbol k [0, 32] data
   symbol u [0, 32] data
   input %x : f32[32]
@@ -105,7 +91,7 @@ TEST(GpuSelectLowering, ACountIsReadBackWhereALaterLaunchNeedsItElseAtTheEnd) {
   %vals : f32[32] as [k], %idx : i64[32] as [k] = TopK(%x, %kk)
   %d = Relu(%vals)
   output %vals, %idx, %d, %y, %first, %inv, %cnt
-})");
+})", /*fitted=*/true);
   ASSERT_TRUE(vars.ok()) << vars.status().message();
   const std::string& fwd = vars->at("FORWARD");
   ASSERT_EQ(occurrences(fwd, "MG_DATA_EXTENT(0,"), 1u) << fwd;
