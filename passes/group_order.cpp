@@ -6,14 +6,20 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "magneto/ir/symbolic.h"
+
 namespace magneto {
 namespace group_order {
 
 bool isTopological(const Graph& g) {
+  const auto dataPreds = dataSymbolPredecessors(g);
   std::unordered_set<const Node*> seen;
   for (const Node* n : g.nodes()) {
     for (const Value* v : n->inputs())
       if (v && v->producer() && !seen.count(v->producer())) return false;
+    if (auto it = dataPreds.find(n); it != dataPreds.end())
+      for (const Node* p : it->second)
+        if (!seen.count(p)) return false;
     seen.insert(n);
   }
   return true;
@@ -40,6 +46,7 @@ bool makeContiguous(Graph& g, const std::vector<Node*>& members, std::string& wh
     last = std::max(last, pos.at(m));
   }
   if (last - first + 1 == members.size()) return true;
+  const auto dataPreds = dataSymbolPredecessors(g);
   std::unordered_set<const Node*> after;
   std::set<int> afterGroups;
   for (bool grew = true; grew;) {
@@ -50,6 +57,8 @@ bool makeContiguous(Graph& g, const std::vector<Node*>& members, std::string& wh
       bool dep = n->group() >= 0 && afterGroups.count(n->group());
       for (const Value* v : n->inputs())
         dep |= v && v->producer() && (memberSet.count(v->producer()) || after.count(v->producer()));
+      if (auto it = dataPreds.find(n); it != dataPreds.end())
+        for (const Node* p : it->second) dep |= memberSet.count(p) || after.count(p);
       if (!dep) continue;
       after.insert(n);
       if (n->group() >= 0) afterGroups.insert(n->group());

@@ -34,7 +34,7 @@ bool isPlainSymbol(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char ch : s)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.')) return false;
-  return s != "floor" && s != "ceil" && s != "mod";
+  return s != "floor" && s != "ceil" && s != "mod" && s != "min" && s != "max";
 }
 
 std::string symbolText(const std::string& s) {
@@ -46,6 +46,7 @@ std::string symbolText(const std::string& s) {
 std::string DimExpr::Atom::key() const {
   if (!sym.empty()) return symbolText(sym);
   const std::string a = arg->str();
+  if (fn != Fn::kFloor) return (fn == Fn::kMin ? "min(" : "max(") + a + ", " + std::to_string(div) + ")";
   bool bare = arg->terms_.size() == 1 && arg->terms_[0].coeff == 1 && arg->terms_[0].atoms.size() == 1;
   return "floor(" + (bare ? a : "(" + a + ")") + "/" + std::to_string(div) + ")";
 }
@@ -98,6 +99,11 @@ void DimExpr::normalize() {
 
 bool DimExpr::isConstant() const {
   return terms_.empty() || (terms_.size() == 1 && terms_[0].atoms.empty());
+}
+
+bool DimExpr::isMinMax() const {
+  return terms_.size() == 1 && terms_[0].coeff == 1 && terms_[0].atoms.size() == 1 &&
+         terms_[0].atoms[0].sym.empty() && terms_[0].atoms[0].fn != Fn::kFloor;
 }
 
 int64_t DimExpr::constant() const {
@@ -198,6 +204,27 @@ Expected<DimExpr> DimExpr::floorDiv(int64_t c) const {
   return q + floorAtom(r, c);
 }
 
+DimExpr DimExpr::clampWith(int64_t c, Fn fn) const {
+  const bool isMin = fn == Fn::kMin;
+  if (isConstant()) return DimExpr(isMin ? std::min(constant(), c) : std::max(constant(), c));
+  // min(E0 + k, c) = min(E0, c - k) + k.
+  int64_t k = 0;
+  DimExpr e0;
+  for (const Term& t : terms_) {
+    if (t.atoms.empty()) k = t.coeff;
+    else e0.terms_.push_back(t);
+  }
+  Atom a;
+  a.arg = std::make_shared<const DimExpr>(e0);
+  a.div = c - k;
+  MG_CHECK(!__builtin_sub_overflow(c, k, &a.div), "dimension expression bound overflows int64");
+  a.fn = fn;
+  return fromTerm(Term{{a}, 1}) + DimExpr(k);
+}
+
+DimExpr DimExpr::minWith(int64_t c) const { return clampWith(c, Fn::kMin); }
+DimExpr DimExpr::maxWith(int64_t c) const { return clampWith(c, Fn::kMax); }
+
 Expected<DimExpr> DimExpr::ceilDiv(int64_t c) const {
   if (c < 1) return badInput("dimension expression '{}' divided by {} (must be positive)", str(), c);
   return (*this + DimExpr(c - 1)).floorDiv(c);
@@ -221,7 +248,9 @@ Expected<int64_t> DimExpr::evaluate(const DimBinding& b) const {
         v = it->second;
       } else {
         MG_ASSIGN_OR_RETURN(int64_t x, a.arg->evaluate(b));
-        v = dimFloorDivInt(x, a.div);
+        v = a.fn == Fn::kFloor ? dimFloorDivInt(x, a.div)
+            : a.fn == Fn::kMin ? std::min(x, a.div)
+                               : std::max(x, a.div);
       }
       if (__builtin_mul_overflow(p, v, &p))
         return badInput("dimension expression '{}' overflows int64 at this binding", str());
@@ -283,7 +312,9 @@ Status DimExpr::emit(const std::map<std::string, int>& symbolIndex, std::vector<
           MG_RETURN_IF_ERROR(emitSum(*a.arg));
           body.push_back(kDimConst);
           body.push_back(a.div);
-          body.push_back(kDimFloorDiv);
+          body.push_back(a.fn == Fn::kFloor ? kDimFloorDiv
+                         : a.fn == Fn::kMin ? kDimMin
+                                            : kDimMax);
         }
         mulIn();
       }
@@ -385,6 +416,16 @@ struct DimExprParser {
              (std::isalnum(static_cast<unsigned char>(s[p])) || s[p] == '_' || s[p] == '.'))
         ++p;
       std::string name = s.substr(start, p - start);
+      if (name == "min" || name == "max") {
+        if (!eat('(')) return err("expected '(' after " + name);
+        MG_ASSIGN_OR_RETURN(DimExpr e, expr());
+        if (!eat(',')) return err("expected ','");
+        const bool neg = eat('-');
+        MG_ASSIGN_OR_RETURN(int64_t c, integer());
+        if (!eat(')')) return err("expected ')'");
+        if (neg) c = -c;
+        return name == "min" ? e.minWith(c) : e.maxWith(c);
+      }
       if (name == "floor" || name == "ceil" || name == "mod") {
         if (!eat('(')) return err("expected '(' after " + name);
         MG_ASSIGN_OR_RETURN(DimExpr e, expr());

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "magneto/ir/op_schema.h"
+#include "magneto/ir/symbolic.h"
 
 namespace magneto {
 
@@ -223,6 +226,13 @@ bool Graph::topoSort() {
   for (size_t i = 0; i < order.size(); ++i)
     for (Value* v : order[i]->inputs_)
       if (v && v->producer_) ++pending[i];
+  // Data symbols order nodes no value edge joins (dataSymbolPredecessors, symbolic.h).
+  std::vector<std::vector<size_t>> after(order.size());
+  for (const auto& [n, preds] : dataSymbolPredecessors(*this))
+    for (const Node* p : preds) {
+      after[index.at(const_cast<Node*>(p))].push_back(index.at(const_cast<Node*>(n)));
+      ++pending[index.at(const_cast<Node*>(n))];
+    }
   std::set<size_t> ready;
   for (size_t i = 0; i < order.size(); ++i)
     if (pending[i] == 0) ready.insert(i);
@@ -234,6 +244,8 @@ bool Graph::topoSort() {
     for (Value* v : order[i]->outputs_)
       for (const Use& u : v->uses_)
         if (--pending[index[u.node]] == 0) ready.insert(index[u.node]);
+    for (size_t j : after[i])
+      if (--pending[j] == 0) ready.insert(j);
   }
   if (sorted.size() != order.size()) return false;
   std::list<std::unique_ptr<Node>> rebuilt;

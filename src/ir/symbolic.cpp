@@ -208,8 +208,20 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
     for (const DimExpr& c : coords)
       if (c.symbols() == std::vector<std::string>{vary[i]}) choices[i].push_back(c);
   }
-  std::vector<size_t> pick(k, 0);
+  // The combinations in order, all symbols first; second, where operands clamp counts, the
+  // min/max coordinates (a Concat of ten clamped counts is linear in them, and the enumeration
+  // would not reach that combination within its budget).
+  std::vector<size_t> enumerated(k, 0), preferred(k, 0);
+  bool hasPreferred = false;
+  for (size_t i = 0; i < k; ++i)
+    for (size_t j = 1; j < choices[i].size() && !preferred[i]; ++j)
+      if (choices[i][j].isMinMax()) {
+        preferred[i] = j;
+        hasPreferred = true;
+      }
   for (int combos = 0; combos < 64; ++combos) {
+    const bool usePreferred = combos == 1 && hasPreferred;
+    const std::vector<size_t>& pick = usePreferred ? preferred : enumerated;
     std::vector<int64_t> x0(k), x1(k), c0(k);
     bool usable = true;
     for (size_t i = 0; i < k && usable; ++i) {
@@ -225,6 +237,22 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
           x0[i] = x;
           c0[i] = *v;
           break;
+        }
+      }
+      if (usable && x0[i] < s->lo) {
+        // Farther down (min(s, 1000) steps at 999): the least x where a non-decreasing
+        // coordinate reaches its top, by bisection, then one below.
+        int64_t from = s->lo - 1, to = s->hi;
+        while (to - from > 1) {
+          int64_t mid = from + (to - from) / 2;
+          auto v = c.evaluate({{vary[i], mid}});
+          if (v.ok() && *v >= *top) to = mid;
+          else from = mid;
+        }
+        auto v = c.evaluate({{vary[i], to - 1}});
+        if (to - 1 >= s->lo && v.ok() && *v == *top - 1) {
+          x0[i] = to - 1;
+          c0[i] = *v;
         }
       }
       usable &= x0[i] >= s->lo;
@@ -261,22 +289,25 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
         if (symFitHolds(poly, f, checks)) return poly;
       }
     }
+    if (usePreferred) continue;
     // Next combination of coordinates.
     size_t i = 0;
     for (; i < k; ++i) {
-      if (++pick[i] < choices[i].size()) break;
-      pick[i] = 0;
+      if (++enumerated[i] < choices[i].size()) break;
+      enumerated[i] = 0;
     }
-    if (i == k) break;
+    if (i == k && !(combos == 0 && hasPreferred)) break;
   }
   // floor((a*s + b)/c) in one symbol: which symbols change the value?
   std::vector<std::string> moving;
   for (const std::string& name : vary) {
     const DimSymbol* s = symFind(syms, name);
     std::set<int64_t> seen;
-    for (int64_t i = 0; i < 24; ++i) {
+    for (int64_t i = 0; i < 26; ++i) {
       DimBinding b = ref;
-      b[name] = std::max(s->lo, s->hi - i * std::max<int64_t>(1, (s->hi - s->lo) / 23));
+      // 24 points down from the top, then the bottom two (a count clamped low, min(s, 3)).
+      b[name] = i < 24 ? std::max(s->lo, s->hi - i * std::max<int64_t>(1, (s->hi - s->lo) / 23))
+                       : std::min(s->hi, s->lo + (i - 24));
       auto v = f(b);
       if (v.ok()) seen.insert(*v);
     }
@@ -315,6 +346,50 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
         if (ok && symFitHolds(*e, f, checks)) return *e;
       }
     }
+    // max(min(a*s + b, hi), lo) in one symbol, a monotone count clamped at either end (a slice
+    // of a run-time count, keep[:300], is min(count, 300)): the end values give the clamps,
+    // binary searches the ends of the linear part, two points inside it a and b.
+    auto vLo = at(s->lo), vHi = at(s->hi);
+    if (vLo.ok() && vHi.ok() && *vLo != *vHi) {
+      auto firstWhere = [&](int64_t from, int64_t to, auto pred) -> Expected<int64_t> {
+        // The least x in (from, to] with pred(v(x)), assuming it holds from some x on.
+        while (to - from > 1) {
+          int64_t mid = from + (to - from) / 2;
+          MG_ASSIGN_OR_RETURN(int64_t v, at(mid));
+          if (pred(v)) to = mid;
+          else from = mid;
+        }
+        return to;
+      };
+      auto t0 = firstWhere(s->lo, s->hi, [&](int64_t v) { return v != *vLo; });
+      auto t1 = firstWhere(s->lo, s->hi, [&](int64_t v) { return v == *vHi; });
+      if (t0.ok() && t1.ok() && *t0 + 1 < *t1) {
+        auto v0 = at(*t0), v1 = at(*t0 + 1);
+        if (v0.ok() && v1.ok() && *v1 != *v0) {
+          const int64_t a = *v1 - *v0, b = *v0 - a * *t0;
+          DimExpr e = DimExpr(a) * DimExpr::symbol(name) + DimExpr(b);
+          const int64_t top = std::max(*vLo, *vHi), bottom = std::min(*vLo, *vHi);
+          auto lin = [&](int64_t x) { return a * x + b; };
+          if (std::max(lin(s->lo), lin(s->hi)) > top) e = e.minWith(top);
+          if (std::min(lin(s->lo), lin(s->hi)) < bottom) e = e.maxWith(bottom);
+          bool ok = true;
+          std::vector<int64_t> probes{s->lo, *t0 - 1, *t0, *t0 + 1, *t1 - 1, *t1, s->hi};
+          for (int64_t i = 0; i < 24; ++i)
+            probes.push_back(s->lo + i * std::max<int64_t>(1, (s->hi - s->lo) / 23));
+          for (int64_t x : probes) {
+            if (x < s->lo || x > s->hi) continue;
+            auto want = at(x);
+            auto got = e.evaluate({{name, x}});
+            if (!want.ok() || !got.ok() || *want != *got) ok = false;
+          }
+          for (const auto& [x, v] : samples) {
+            auto got = e.evaluate({{name, x}});
+            if (!got.ok() || *got != v) ok = false;
+          }
+          if (ok && symFitHolds(e, f, checks)) return e;
+        }
+      }
+    }
   }
   std::string seen;
   int shown = 0;
@@ -323,7 +398,7 @@ Expected<DimExpr> fitDimExpr(const std::vector<DimSymbol>& syms,
     seen += (seen.empty() ? "" : "; ") + bindingStr(b) + " -> " + std::to_string(*f(b));
   }
   return unsupported("no dimension expression fits the values ({}): Magneto fits polynomials in "
-                     "the symbols and floor((a*s+b)/c) in one symbol",
+                     "the symbols, and floor((a*s+b)/c) and max(min(a*s+b, hi), lo) in one symbol",
                      seen);
 }
 
@@ -609,6 +684,27 @@ Status verifySymbolicShapes(const Graph& g) {
   }
   (void)ref;
   return Status::success();
+}
+
+std::unordered_map<const Node*, std::vector<const Node*>> dataSymbolPredecessors(const Graph& g) {
+  std::unordered_map<const Node*, std::vector<const Node*>> out;
+  if (!hasDataSymbols(g)) return out;
+  std::map<std::string, const Node*> producer;
+  for (const Node* n : g.nodes())
+    for (const DataSymbolDim& d : producedDataSymbols(g, *n)) producer.emplace(d.symbol, n);
+  for (const Node* n : g.nodes()) {
+    std::set<const Node*> preds;
+    auto note = [&](const Value* v) {
+      for (const std::string& name : symbolsOf(v)) {
+        auto it = producer.find(name);
+        if (it != producer.end() && it->second != n) preds.insert(it->second);
+      }
+    };
+    for (const Value* v : n->inputs()) note(v);
+    for (const Value* v : n->outputs()) note(v);
+    if (!preds.empty()) out[n].assign(preds.begin(), preds.end());
+  }
+  return out;
 }
 
 std::vector<DataSymbolDim> producedDataSymbols(const Graph& g, const Node& n) {

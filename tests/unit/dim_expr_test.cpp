@@ -2,6 +2,8 @@
 // inference (probe, fit, verify) on small graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "magneto/ir/dim_expr.h"
 #include "mg_abi_tables.h"
 
@@ -34,6 +36,8 @@ int64_t runDimCode(const std::vector<int64_t>& code, const std::vector<int64_t>&
       case kDimSub: r = a - b; break;
       case kDimMul: r = a * b; break;
       case kDimFloorDiv: r = a / b - ((a % b) != 0 && ((a < 0) != (b < 0))); break;
+      case kDimMin: r = std::min(a, b); break;
+      case kDimMax: r = std::max(a, b); break;
       default: ADD_FAILURE() << "unexpected op " << op;
     }
     st.push_back(r);
@@ -103,10 +107,34 @@ TEST(DimExpr, PrintParseRoundTrip) {
     EXPECT_FALSE(DimExpr::parse(bad).ok()) << bad;
 }
 
+// min/max with a constant (a slice's end clamping a run-time count): constants move out, so
+// equal functions meet in one form; constant arguments fold; text round-trips.
+TEST(DimExpr, MinAndMaxWithAConstant) {
+  DimExpr n = DimExpr::symbol("N");
+  EXPECT_EQ(n.minWith(300).str(), "min(N, 300)");
+  EXPECT_TRUE(n.minWith(300).isMinMax());
+  EXPECT_FALSE((n.minWith(300) + DimExpr(1)).isMinMax());
+  EXPECT_EQ((n + DimExpr(2)).minWith(10), n.minWith(8) + DimExpr(2));
+  EXPECT_EQ((n + DimExpr(2)).minWith(10).str(), "min(N, 8)+2");
+  EXPECT_EQ(DimExpr(7).minWith(3).str(), "3");
+  EXPECT_EQ(DimExpr(-7).maxWith(0).str(), "0");
+  EXPECT_EQ((n - DimExpr(1)).maxWith(0).str(), "max(N, 1)-1");
+  for (const char* s : {"min(N, 300)", "max(N, -3)", "2*min(N, 4)+1", "max(min(N, 9), 3)",
+                        "min(N, 4)*min(T, 2)"})
+    EXPECT_EQ(P(s).str(), s);
+  for (int64_t v : {0, 5, 299, 300, 12936})
+    EXPECT_EQ(*P("min(N, 300)").evaluate({{"N", v}}), std::min<int64_t>(v, 300));
+  EXPECT_EQ(P("min(N, 300)").symbols(), std::vector<std::string>{"N"});
+  EXPECT_EQ(P("min(N, 300)*T").floorAtoms(), std::vector<DimExpr>{P("min(N, 300)")});
+  for (const char* bad : {"min(N)", "min(N, T)", "max(N, )", "min N, 3"})
+    EXPECT_FALSE(DimExpr::parse(bad).ok()) << bad;
+}
+
 TEST(DimExpr, EmitsPostfixCode) {
   std::map<std::string, int> idx{{"N", 0}, {"T", 1}};
   for (const char* s : {"0", "5", "N", "2*N*T+1", "-N+3", "floor((T+1)/2)", "N*floor((T+1)/2)-7",
-                        "floor((floor((T+1)/2)+1)/2)", "N-4*floor(N/4)"}) {
+                        "floor((floor((T+1)/2)+1)/2)", "N-4*floor(N/4)", "min(N, 5)",
+                        "max(min(2*N-1, 9), 3)", "min(N, 4)*T+min(T, 100)"}) {
     DimExpr e = P(s);
     std::vector<int64_t> code;
     ASSERT_TRUE(e.emit(idx, &code).ok());
@@ -242,6 +270,37 @@ TEST(SymbolicShapes, VerificationCatchesAWrongRewrite) {
   wrong[0] = *DimExpr::parse("N");
   c->setSymDims(wrong);
   EXPECT_FALSE(verifyGraph(*g2).ok());
+}
+
+// A count clamped at either end (keep[:300] of a run-time count, a slice from 2 of one) fits as
+// max(min(a*s+b, hi), lo); a sum of clamped counts is linear in the clamps given as coordinates,
+// however far below the range's top they step.
+TEST(SymbolicShapes, FitsClampedCounts) {
+  std::vector<DimSymbol> syms{{"C", 0, 12936, {}}, {"D", 0, 72000, {}}, {"E", 0, 405, {}}};
+  for (auto& s : syms) s.data = true;
+  auto fit = [&](std::vector<std::string> m, std::function<int64_t(const DimBinding&)> f,
+                 std::vector<DimExpr> coords = {}) {
+    return fitDimExpr(syms, m, [&](const DimBinding& b) -> Expected<int64_t> { return f(b); },
+                      coords);
+  };
+  auto c = [](const DimBinding& b) { return b.at("C"); };
+  EXPECT_EQ(fit({"C"}, [&](const DimBinding& b) { return std::min<int64_t>(c(b), 300); })->str(),
+            "min(C, 300)");
+  EXPECT_EQ(fit({"C"}, [&](const DimBinding& b) { return std::max<int64_t>(c(b) - 2, 0); })->str(),
+            "max(C, 2)-2");
+  EXPECT_EQ(fit({"C"}, [&](const DimBinding& b) {
+              return std::max<int64_t>(std::min<int64_t>(c(b), 300) - 2, 0);
+            })->str(),
+            "max(min(C, 300), 2)-2");
+  auto sum = [](const DimBinding& b) {
+    return std::min<int64_t>(b.at("C"), 1000) + std::min<int64_t>(b.at("D"), 1000) + b.at("E");
+  };
+  EXPECT_FALSE(fit({"C", "D", "E"}, sum).ok());  // not without the coordinates
+  auto e = fit({"C", "D", "E"}, sum, {P("min(C, 1000)"), P("min(D, 1000)")});
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(*e, P("min(C, 1000)+min(D, 1000)+E"));
+  // Not monotone: no clamp fits, a clear error.
+  EXPECT_FALSE(fit({"C"}, [&](const DimBinding& b) { return c(b) % 7; }).ok());
 }
 
 TEST(SymbolicShapes, FitsProductsWithFloorCoordinates) {

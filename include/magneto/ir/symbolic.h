@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "magneto/ir/dim_expr.h"
@@ -78,5 +79,9 @@ std::vector<DataSymbolDim> producedDataSymbols(const Graph& g, const Node& n);
 Status declareDataSymbols(Graph& g, Node* n, const std::vector<DataDim>& dims);
 // Whether the graph has data symbols.
 bool hasDataSymbols(const Graph& g);
+// Order constraints no value edge carries: each node touching a value whose shape or shape data
+// (MgSymbolic) mentions a data symbol runs after the symbol's producer, which binds it at run
+// time. Node -> those producers (empty without data symbols). Every reordering respects them.
+std::unordered_map<const Node*, std::vector<const Node*>> dataSymbolPredecessors(const Graph& g);
 
 }  // namespace magneto
