@@ -1,4 +1,5 @@
-// Control flow whose control is known at compile time, specialised away on import.
+// Control flow specialised away on import: If, Loop and Scan whose control is known at compile
+// time, and If whose condition is computed at run time.
 //
 // Magneto's IR is a static dataflow graph: no op runs a subgraph. ONNX's If, Loop and Scan carry
 // subgraphs, but when what decides their control is a constant at import (the importer folds
@@ -8,6 +9,16 @@
 //
 //   If     constant cond          -> the taken branch's nodes, imported in place; the If's outputs
 //                                    are the branch's outputs; the other branch is never read.
+//   If     run-time cond          -> both branches' nodes, imported in place (then/, else/), and
+//                                    each output selected from the two branches' values:
+//            same shape (every dim the same expression)
+//                                 -> Where(cond, then_value, else_value), cond made a bool scalar;
+//            shapes that differ in one dim d (torchvision's `if boxes.numel() == 0: return
+//            empty` before NonMaxSuppression: [0] against [count])
+//                                 -> Compress(Concat(then, else, d), Concat(Expand(cond, [n_then]),
+//                                    Expand(Not(cond), [n_else])), d): the taken branch's slices, a
+//                                    data-dependent extent the package computes at run time
+//                                    (docs/DYNAMIC_SHAPES.md).
 //   Loop   M (trip count) constant or absent; cond constant or absent at entry, and constant after
 //          every iteration that the trip count does not already end
 //                                 -> the body imported once per iteration: iteration_num bound to
@@ -35,7 +46,11 @@
 //
 // Why that is legal: these ops have no side effects and their bodies are pure functions of their
 // inputs and of outer-scope values, so running a body k times in a row computes what k copies of
-// its nodes chained by the carried values compute, and a branch not taken contributes nothing.
+// its nodes chained by the carried values compute, and a branch not taken contributes nothing:
+// computing it too and dropping its values (the run-time If) changes no result. It costs the
+// untaken branch's time, and an untaken branch that fails at run time (an index out of range
+// on data it was never meant to see) fails the run: the branches of exported models guard
+// emptiness, which every op here handles (docs/DYNAMIC_SHAPES.md, "Empty extents").
 // Every copy reads the same outer-scope values (names a body does not define resolve in the
 // enclosing scopes, BodyImporter::importBody) and gets its own IR names (prefix NODE/ITER/), so
 // copies never clash; nested control flow specialises recursively, the inner prefix extending the
@@ -47,9 +62,10 @@
 //       %s = Concat(Unsqueeze(%Loop_0/0/y_out, [0]), Unsqueeze(%Loop_0/1/y_out, [0])) {axis = 0}
 //       %y = %Loop_0/1/y_out
 //
-// Refused with an error naming the node: an If whose condition, or a Loop whose trip count or
-// condition, is not a compile-time constant (data-dependent control needs a runtime Magneto does
-// not have); a Loop with neither a trip count nor a condition (it never ends); more than
+// Refused with an error naming the node: a run-time If whose branches give values of different
+// ranks, shapes that differ in more than one dim, or sequences; a Loop whose trip count or
+// condition is not a compile-time constant (data-dependent iteration needs a runtime Magneto
+// does not have); a Loop with neither a trip count nor a condition (it never ends); more than
 // kMaxUnrolledIterations iterations of one node, or more than kMaxUnrolledNodes body nodes
 // imported in all; bodies with the wrong number of inputs or outputs; Scan-8 with sequence
 // lengths shorter than the scan axis. Sequence-typed values (carried values, branch outputs) pass
@@ -207,17 +223,112 @@ class Specialiser {
   Expected<std::vector<Value*>> ifOp() {
     if (in_.size() != 1 || !in_[0]) return badInput("{}: If takes one operand (cond)", desc_);
     MG_ASSIGN_OR_RETURN(std::optional<int64_t> cond, scalarOperand(0, "the condition"));
-    if (!cond)
-      return unsupported(
-          "{}: the condition is not a compile-time constant (it depends on the model's data): "
-          "Magneto has no runtime control flow and imports an If only when its condition is known "
-          "at compile time",
-          desc_);
+    if (!cond) return selectIf();
     const char* taken = *cond ? "then_branch" : "else_branch";
     MG_ASSIGN_OR_RETURN(const onnx::GraphProto* g, body(taken, 0, np_.output_size()));
     imp_.note(fmt::format("{}: condition constant {}, {} imported in place", desc_,
                           *cond ? "true" : "false", taken));
     return pass(*g, {}, *cond ? "then" : "else", taken);
+  }
+
+  // An If whose condition is known only at run time: both branches imported in place, each
+  // output selected from the two branches' values (see the header comment).
+  Expected<std::vector<Value*>> selectIf() {
+    Value* c = in_[0];
+    if (c->type().numel() != 1)
+      return badInput("{}: the condition must hold one element, got {}", desc_, c->type().str());
+    const int nout = np_.output_size();
+    MG_ASSIGN_OR_RETURN(const onnx::GraphProto* tg, body("then_branch", 0, nout));
+    MG_ASSIGN_OR_RETURN(const onnx::GraphProto* eg, body("else_branch", 0, nout));
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> a, pass(*tg, {}, "then", "then_branch"));
+    MG_ASSIGN_OR_RETURN(std::vector<Value*> b, pass(*eg, {}, "else", "else_branch"));
+    if (c->dtype() != DType::kBool) {
+      AttrMap cast;
+      cast.set("to", static_cast<int64_t>(onnx::TensorProto::BOOL));
+      MG_ASSIGN_OR_RETURN(c, imp_.addOp("Cast", {c}, std::move(cast), name_ + "/cond_bool"));
+    }
+    if (c->rank() != 0) {
+      MG_ASSIGN_OR_RETURN(c, imp_.addOp("Reshape", {c, i64("cond_scalar_shape", {}, false)}, {},
+                                        name_ + "/cond_scalar"));
+    }
+    Value* notC = nullptr;
+    int wheres = 0, compresses = 0;
+    std::vector<Value*> results;
+    for (int i = 0; i < nout; ++i) {
+      const std::string out = np_.output(i).empty() ? std::to_string(i) : np_.output(i);
+      const std::string where = fmt::format("{}: output '{}' of an If whose condition is known "
+                                            "only at run time",
+                                            desc_, out);
+      if (imp_.isSequence(a[i]) || imp_.isSequence(b[i]))
+        return unsupported("{}: a branch gives a sequence; Magneto selects only tensors at run "
+                           "time",
+                           where);
+      if (a[i] == b[i]) {
+        results.push_back(a[i]);
+        continue;
+      }
+      if (a[i]->dtype() != b[i]->dtype())
+        return badInput("{}: then_branch gives {} and else_branch {}", where, a[i]->type().str(),
+                        b[i]->type().str());
+      if (a[i]->rank() != b[i]->rank())
+        return unsupported("{}: then_branch gives rank {} and else_branch rank {}; Magneto selects "
+                           "at run time only between values of one rank",
+                           where, a[i]->rank(), b[i]->rank());
+      std::vector<int64_t> differ;
+      for (int64_t d = 0; d < a[i]->rank(); ++d)
+        if (!(a[i]->dimExpr(static_cast<int>(d)) == b[i]->dimExpr(static_cast<int>(d))))
+          differ.push_back(d);
+      const std::string base = fmt::format("{}/select{}", name_, i);
+      if (differ.empty()) {
+        MG_ASSIGN_OR_RETURN(Value* r, imp_.addOp("Where", {c, a[i], b[i]}, {}, base));
+        results.push_back(r);
+        ++wheres;
+        continue;
+      }
+      if (differ.size() > 1)
+        return unsupported("{}: the branches' shapes differ in {} dimensions ({} and {}); Magneto "
+                           "selects at run time between shapes that differ in at most one",
+                           where, differ.size(), describeShape(a[i]), describeShape(b[i]));
+      // The taken branch's slices of Concat(then, else) along the differing axis.
+      const int64_t axis = differ[0];
+      if (!notC) {
+        MG_ASSIGN_OR_RETURN(notC, imp_.addOp("Not", {c}, {}, name_ + "/cond_not"));
+      }
+      auto extent = [&](Value* v, const std::string& what) -> Expected<Value*> {
+        MG_ASSIGN_OR_RETURN(Value* shape, imp_.addOp("Shape", {v}, {}, base + "/" + what + "_shape"));
+        return imp_.addOp("Slice",
+                          {shape, i64(what + "_start", {axis}, false),
+                           i64(what + "_end", {axis + 1}, false)},
+                          {}, base + "/" + what + "_extent");
+      };
+      MG_ASSIGN_OR_RETURN(Value* la, extent(a[i], fmt::format("select{}_then", i)));
+      MG_ASSIGN_OR_RETURN(Value* lb, extent(b[i], fmt::format("select{}_else", i)));
+      MG_ASSIGN_OR_RETURN(Value* ma, imp_.addOp("Expand", {c, la}, {}, base + "/then_mask"));
+      MG_ASSIGN_OR_RETURN(Value* mb, imp_.addOp("Expand", {notC, lb}, {}, base + "/else_mask"));
+      AttrMap cat0;
+      cat0.set("axis", int64_t{0});
+      MG_ASSIGN_OR_RETURN(Value* mask, imp_.addOp("Concat", {ma, mb}, std::move(cat0),
+                                                  base + "/mask"));
+      AttrMap catAxis;
+      catAxis.set("axis", axis);
+      MG_ASSIGN_OR_RETURN(Value* both, imp_.addOp("Concat", {a[i], b[i]}, std::move(catAxis),
+                                                  base + "/both"));
+      AttrMap cAxis;
+      cAxis.set("axis", axis);
+      MG_ASSIGN_OR_RETURN(Value* r, imp_.addOp("Compress", {both, mask}, std::move(cAxis), base));
+      results.push_back(r);
+      ++compresses;
+    }
+    imp_.note(fmt::format("{}: the condition is computed at run time: both branches imported, {} "
+                          "output{} selected by Where, {} by Compress",
+                          desc_, wheres, wheres == 1 ? "" : "s", compresses));
+    return results;
+  }
+
+  static std::string describeShape(const Value* v) {
+    std::vector<std::string> dims;
+    for (int64_t d = 0; d < v->rank(); ++d) dims.push_back(v->dimExpr(static_cast<int>(d)).str());
+    return fmt::format("[{}]", fmt::join(dims, ","));
   }
 
   // --- Loop ------------------------------------------------------------------------------------

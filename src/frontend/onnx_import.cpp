@@ -83,6 +83,8 @@ class Importer : public frontend::SequenceHost {
 
   // --- frontend::BodyImporter (onnx_control_flow.cpp) ---
 
+  bool isSequence(const Value* v) const override { return seqs_.count(v) != 0; }
+
   Expected<std::vector<Value*>> importBody(const onnx::GraphProto& body,
                                            const std::vector<Value*>& inputs,
                                            const std::string& prefix) override {
@@ -529,6 +531,17 @@ class Importer : public frontend::SequenceHost {
     // after the node (docs/DYNAMIC_SHAPES.md, "Data-dependent extents").
     std::vector<DataDim> dataDims;
     MG_RETURN_IF_ERROR(inferNode(*n, &dataDims));
+    // A second producer of the same extent from the same operands (torchvision takes NonZero of
+    // one mask twice: torch.where(mask) and x[mask]) is the first one: the two counts are one
+    // data symbol, so that what reads both (a TopK of one's values by a K from the other's
+    // count) fits at every count. Legal: the op is a pure function of its operands.
+    if (!dataDims.empty())
+      if (Node* twin = dataProducerTwin(n)) {
+        g_->eraseNode(n);
+        for (int i = 0; i < np.output_size(); ++i)
+          if (!np.output(i).empty()) bind(np.output(i), twin->output(i));
+        return Status::success();
+      }
     MG_RETURN_IF_ERROR(declareDataSymbols(*g_, n, dataDims));
     MG_RETURN_IF_ERROR(inferSymbolicNode(*g_, n));
     MG_ASSIGN_OR_RETURN(std::vector<Value*> results, foldIfConstant(n));
@@ -572,6 +585,16 @@ class Importer : public frontend::SequenceHost {
     return results;
   }
 
+  // An earlier node of n's kind, operands and attributes that produces data symbols; null if none.
+  Node* dataProducerTwin(const Node* n) const {
+    for (Node* m : g_->nodes())
+      if (m != n && m->kind() == n->kind() && m->inputs() == n->inputs() &&
+          m->numOutputs() == n->numOutputs() && m->attrs() == n->attrs() &&
+          !producedDataSymbols(*g_, *m).empty())
+        return m;
+    return nullptr;
+  }
+
   bool mentionsDataSymbol(const std::vector<std::string>& names) const {
     for (const std::string& name : names)
       if (const DimSymbol* s = g_->findSymbol(name); s && s->data) return true;
@@ -593,7 +616,8 @@ class Importer : public frontend::SequenceHost {
       if (!(s && s->has(kShapeOnly))) ok = false;
     }
     for (Value* v : results)
-      ok &= (v->dtype() == DType::kI64 || v->dtype() == DType::kI32) && !v->isSymbolic() &&
+      ok &= (v->dtype() == DType::kI64 || v->dtype() == DType::kI32 || v->dtype() == DType::kBool) &&
+            !v->isSymbolic() &&
             v->type().numel() <= 64;
     if (!ok) return results;
     std::set<std::string> mentionedSet;
@@ -635,7 +659,9 @@ class Importer : public frontend::SequenceHost {
         // Shape data of a data-dependent extent that no expression fits (min(K, count), the
         // idiom of exported detectors) stays a node computed at run time: what reads it as a
         // shape operand (TopK's K) is then itself a data-dependent extent.
-        if (!e.ok() && mentionsDataSymbol(mentioned)) return results;
+        // A comparison no expression fits stays a node too.
+        if (!e.ok() && (mentionsDataSymbol(mentioned) || results[i]->dtype() == DType::kBool))
+          return results;
         if (!e.ok())
           return e.status().withContext(fmt::format(
               "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),
@@ -643,6 +669,12 @@ class Importer : public frontend::SequenceHost {
         exprs[i].push_back(*e);
       }
     }
+    // A comparison over shape data (torchvision's Equal(shape, -1) before a Where) folds when it
+    // is the same at every binding; MgSymbolic carries integers only.
+    for (size_t i = 0; i < results.size(); ++i)
+      if (results[i]->dtype() == DType::kBool)
+        for (const DimExpr& e : exprs[i])
+          if (!e.isConstant()) return n->outputs();
     std::vector<std::string> names;
     std::vector<TensorType> types;
     for (Value* v : results) {
@@ -664,6 +696,9 @@ class Importer : public frontend::SequenceHost {
         Tensor t = types[i].dtype == DType::kI32
                        ? Tensor::fromVector(DType::kI32, types[i].dims,
                                             std::vector<int32_t>(values.begin(), values.end()))
+                   : types[i].dtype == DType::kBool
+                       ? Tensor::fromVector(DType::kBool, types[i].dims,
+                                            std::vector<uint8_t>(values.begin(), values.end()))
                        : Tensor::fromVector(DType::kI64, types[i].dims, values);
         results[i] = g_->addConstant(names[i], std::move(t));
         continue;
@@ -883,11 +918,14 @@ void collectScopes(const onnx::GraphProto& g, int64_t opset,
   }
 }
 
-// Whether an If's two branches declare the same type and shape for every output (element type,
-// rank, each dimension the same number or the same symbol): then its condition decides only
-// values, never an output shape, and does not make the inputs it depends on shape-deciding. An
-// output without a declared type or shape, or a dimension with neither, may differ: false.
-bool ifBranchesAgree(const onnx::NodeProto& n) {
+// Whether an If with a run-time condition can be imported by selecting between its branches
+// (onnx_control_flow.cpp): the branches declare, for every output, the same element type and
+// rank, and differ in at most one dimension (a number or a symbol; a dimension with neither
+// differs). Then its condition decides values, and at most one extent the package computes at
+// run time (a data-dependent extent), never a shape the compile must know; it does not make the
+// inputs it depends on shape-deciding. An output without a declared tensor type or shape may
+// differ in anything: false.
+bool ifBranchesSelectable(const onnx::NodeProto& n) {
   const onnx::GraphProto *then_ = nullptr, *else_ = nullptr;
   for (const auto& a : n.attribute()) {
     if (a.name() == "then_branch" && a.has_g()) then_ = &a.g();
@@ -901,14 +939,16 @@ bool ifBranchesAgree(const onnx::NodeProto& n) {
     if (ta.elem_type() == 0 || ta.elem_type() != tb.elem_type()) return false;
     if (!ta.has_shape() || !tb.has_shape() || ta.shape().dim_size() != tb.shape().dim_size())
       return false;
+    int differ = 0;
     for (int d = 0; d < ta.shape().dim_size(); ++d) {
       const auto &da = ta.shape().dim(d), &db = tb.shape().dim(d);
       if (da.has_dim_value() && db.has_dim_value() && da.dim_value() == db.dim_value()) continue;
       if (da.has_dim_param() && db.has_dim_param() && !da.dim_param().empty() &&
           da.dim_param() == db.dim_param())
         continue;
-      return false;
+      ++differ;
     }
+    if (differ > 1) return false;
   }
   return true;
 }
@@ -934,12 +974,12 @@ Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& pat
   // carry values (everything but the ops that read only shapes) to the graph inputs; through a
   // control-flow node to its operands and its subgraphs' outputs, through a subgraph's input to
   // what feeds it.
-  // An If's condition is a seed only when its branches may give different output shapes; when
-  // they agree, the condition decides values, which reach a shape operand (and are found from
-  // there) only where the If's outputs feed one.
+  // An If's condition is a seed only when its branches may differ in more than the one extent a
+  // run-time selection computes (ifBranchesSelectable); otherwise the condition decides values,
+  // which reach a shape operand (and are found from there) only where the If's outputs feed one.
   std::vector<std::string> work;
   for (const onnx::NodeProto* n : nodes)
-    if (!(n->op_type() == "If" && ifBranchesAgree(*n)))
+    if (!(n->op_type() == "If" && ifBranchesSelectable(*n)))
     for (int pos : frontend::onnxShapeOperands(
              n->op_type(), m->opset,
              withData && std::find(runTimeDataOps.begin(), runTimeDataOps.end(), n->op_type()) ==

@@ -95,10 +95,12 @@ m = model([helper.make_node("Relu", ["x"], ["y"], name="relu1")], [X], [vi("y", 
 del m.opset_import[:]
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 save("no_default_opset.onnx", m)
-# An If on a graph input: its condition is data, so it cannot be specialised on import.
+# An If on a graph input whose branches give values of two ranks: its condition is data, and no
+# run-time selection joins a rank-4 and a rank-2 value.
 then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", None)])
+other = helper.make_graph([helper.make_node("Flatten", ["x"], ["e"])], "else", [], [vi("e", None)])
 save("subgraph_if.onnx", model(
-    [helper.make_node("If", ["c"], ["y"], name="if1", then_branch=then, else_branch=then)],
+    [helper.make_node("If", ["c"], ["y"], name="if1", then_branch=then, else_branch=other)],
     [vi("c", [], TensorProto.BOOL), X], [vi("y", None)]))
 
 # --- Graph structure --------------------------------------------------------------------------

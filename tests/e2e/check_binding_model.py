@@ -4,9 +4,11 @@ each OUT_DIR/NAME/model.onnx with OUT_DIR/NAME/test_data_set_0/, outputs compute
 
   if_same_shape   a wake-word model: score = ReduceSum(x); If(score > 0.5) runs a second network
                   (Sigmoid(x @ W), [1,1]) else a constant [1,1]. Both branches give f32[1,1]: x
-                  decides no shape, check must not bind it (no runtime If: unsupported, exit 2).
-  if_other_shape  If(c) then x [1,4] else Concat(x, x) [1,8]: the bool input c decides the output's
-                  shape and is bound; x stays a run-time input (PASS naming c).
+                  decides no shape, check must not bind it; the If is selected at run time (PASS
+                  naming no bound input).
+  if_other_shape  If(c) then Reshape(x) [4,1] else Concat(x, x) [1,8]: two dims differ, more than a
+                  run-time selection joins, so the bool input c decides the output's shape and is
+                  bound; x stays a run-time input (PASS naming c).
   reshape_input   y = Relu(Reshape(x, s)): s decides y's shape and is bound; x is read at run time
                   (PASS naming s).
   folds           y = ConstantOfShape(s) (value 2.5): once s is bound, nothing is read at run time
@@ -59,15 +61,16 @@ y = (1 / (1 + np.exp(-(x @ W)))).astype(np.float32) if x.sum() > 0.5 else np.zer
 save("if_same_shape", g, [("x", x)], [("y", y)])
 
 # if_other_shape
-then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t_out"])], "then", [],
-                           [helper.make_tensor_value_info("t_out", F, [1, 4])])
+then_g = helper.make_graph([helper.make_node("Reshape", ["x", "col"], ["t_out"])], "then", [],
+                           [helper.make_tensor_value_info("t_out", F, [4, 1])],
+                           [numpy_helper.from_array(np.array([4, 1], np.int64), "col")])
 else_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e_out"], axis=1)], "else", [],
                            [helper.make_tensor_value_info("e_out", F, [1, 8])])
 g = helper.make_graph(
     [helper.make_node("If", ["c"], ["i"], then_branch=then_g, else_branch=else_g),
      helper.make_node("Relu", ["i"], ["y"])],
     "other", [helper.make_tensor_value_info("c", B, []), helper.make_tensor_value_info("x", F, [1, 4])],
-    [helper.make_tensor_value_info("y", F, [1, "n"])])
+    [helper.make_tensor_value_info("y", F, ["m", "n"])])
 x = rng.standard_normal((1, 4)).astype(np.float32)
 save("if_other_shape", g, [("c", np.array(False)), ("x", x)],
      [("y", np.maximum(np.concatenate([x, x], 1), 0).astype(np.float32))])

@@ -146,15 +146,16 @@ expect_rc 0 "check --weights-file --threads 2" -- "$magnetoc" check "$model" --d
 step "check binds only shape-deciding inputs, names them, and refuses a folded PASS (issue #40)"
 $py "$here/check_binding_model.py" "$work/cb" || fail "cannot make the binding models"
 cb="$work/cb"
-# An If on data whose branches both give f32[1,1]: x decides no shape, so it is not bound; with no
-# runtime If the check is unsupported (2), never a PASS of a model folded for x's value.
-expect_rc 2 "check of an If on data with same-shaped branches" -- "$magnetoc" check "$cb/if_same_shape/model.onnx" \
+# An If on data whose branches both give f32[1,1]: x decides no shape, so it is not bound (never a
+# PASS of a model folded for x's value); the package selects between both branches at run time.
+expect_rc 0 "check of an If on data with same-shaped branches" -- "$magnetoc" check "$cb/if_same_shape/model.onnx" \
   --data "$cb/if_same_shape/test_data_set_0" -v
 grep -q "binding input" "$work/err.txt" && fail "check bound x of if_same_shape: $(grep "binding input" "$work/err.txt")"
-grep -q "condition is not a compile-time constant" "$work/err.txt" ||
-  fail "check of if_same_shape did not say the If is unsupported: $(tail -3 "$work/err.txt")"
-grep -q "check: PASS" "$work/out.txt" && fail "check of if_same_shape printed a PASS"
-# An If whose branches give different shapes: its condition c is bound, x stays a run-time input.
+grep -q "the condition is computed at run time: both branches imported, 1 output selected by Where" "$work/err.txt" ||
+  fail "check of if_same_shape did not select at run time: $(tail -3 "$work/err.txt")"
+grep -q "^check: PASS" "$work/out.txt" || fail "check of if_same_shape printed no PASS: $(cat "$work/out.txt")"
+grep -q "bound at compile time" "$work/out.txt" && fail "the PASS line of if_same_shape names a bound input"
+# An If whose branches differ in two dims: its condition c is bound, x stays a run-time input.
 expect_rc 0 "check of an If choosing a shape" -- "$magnetoc" check "$cb/if_other_shape/model.onnx" \
   --data "$cb/if_other_shape/test_data_set_0" -q
 grep -q "^check: PASS.*(bound at compile time: c)$" "$work/out.txt" ||

@@ -2,7 +2,7 @@
 # End-to-end cases on one generated model each (ctest's e2e.wide_merge, e2e.batch_merge_conv,
 # e2e.ab_parallel, e2e.gpu_recurrent_joint, e2e.gpu_variadic, e2e.parallel_roots,
 # e2e.parallel_forms, e2e.qdq, e2e.control_flow, e2e.loop_decoder, e2e.dynamic_cnn,
-# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk, e2e.kv_bind). One helper does
+# e2e.data_extent, e2e.sequences, e2e.empty_past, e2e.topk, e2e.kv_bind, e2e.runtime_if). One helper does
 # what each needs: generate the model and its expected outputs (tests/e2e/*_model.py: numpy or
 # PyTorch, never our interpreter; onnxruntime-node's outputs for qdq) into a scratch folder, check
 # it on the targets named, assert on what the compiler printed or emitted, and remove the folder
@@ -138,6 +138,28 @@ case "$case_name" in
     expect_in "$dir/out" "node 'columns' \(Scan\): unrolled 3 steps" "the Scan is unrolled"
     check_on cpu2 cuda hip
     ;;
+  runtime_if)  # issue #40: Ifs on the data, both branches imported and selected at run time
+    model runtime_if_model.py
+    sets=()
+    for k in 0 1 2 3; do sets+=(--data "$dir/test_data_set_$k"); done
+    run "check -v on cpu (four data sets, each condition true and false)" -- \
+      "$magnetoc" check "$dir/model.onnx" "${sets[@]}" -v
+    expect_in "$dir/out" "node 'same_if' \(If\): the condition is computed at run time: both branches imported, 1 output selected by Where" \
+      "same-shaped branches select with Where"
+    expect_in "$dir/out" "node 'keep_if' \(If\): the condition is computed at run time: both branches imported, 0 outputs selected by Where, 1 by Compress" \
+      "[4] against [0] selects with Compress (a run-time extent)"
+    ! grep -q "binding input" "$dir/out" || fail "check bound an input: the conditions would fold"
+    echo "ok: no input bound (the package decides both conditions)"
+    for t in cpu2 cuda hip; do
+      local_args=()
+      case $t in cpu2) local_args=(--threads 2) ;; *) local_args=(--target "$t" --emulate) ;; esac
+      run "check on $t (four data sets, one build)" -- "$magnetoc" check "$dir/model.onnx" "${sets[@]}" -q "${local_args[@]}"
+    done
+    run "compile the If whose branches differ in rank" -- sh -c \
+      "'$magnetoc' compile '$dir/ranks/model.onnx' -o '$dir/pkg' -q; test \$? -eq 2"
+    expect_in "$dir/out" "node 'rank_if' \(If\): output 'odd' of an If whose condition is known only at run time: then_branch gives rank 2 and else_branch rank 1" \
+      "compile refuses branches of two ranks (exit 2), naming the node and the output"
+    ;;
   loop_decoder)  # the zoo's gru_greedy_decoder: a real Loop, PyTorch's tokens; early exit refused
     model loop_decoder_model.py
     run "check -v on cpu" -- "$magnetoc" check "$dir/model.onnx" --data "$dir/test_data_set_0" -v
@@ -152,8 +174,10 @@ case "$case_name" in
     # Greedy decoding that stops at EOS: TorchScript's break is an If in the body on the tokens.
     run "compile the early-exit decoder" -- sh -c \
       "'$magnetoc' compile '$dir/early_exit/model.onnx' -o '$dir/pkg' -q; test \$? -eq 2"
-    expect_in "$dir/out" "node '[^']*' \(Loop\), iteration 0: node '[^']*' \(If\): the condition is not a compile-time constant \(it depends on the model's data\)" \
-      "compile refuses the early exit (exit 2), naming the Loop and its data-dependent If"
+    # The If in the body (the break) imports as a run-time selection; the Loop's condition it
+    # computes is then data after the first iteration.
+    expect_in "$dir/out" "node '[^']*' \(Loop\): the condition after iteration 0 is not a compile-time constant \(it depends on the model's data\)" \
+      "compile refuses the early exit (exit 2), naming the Loop and its data-dependent condition"
     ;;
   dynamic_cnn)  # issue #17: one build of a model with symbolic batch and length, run at four shapes
     # on cpu (1 and 2 threads, serial), cuda and hip (emulated)

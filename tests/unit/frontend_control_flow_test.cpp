@@ -79,6 +79,32 @@ TEST(ControlFlow, IfOnAConstantImportsTheTakenBranch) {
   }
 }
 
+// Unbound, the condition is data: both branches are imported and Where selects (the branches
+// give one shape), and the condition decides no shape, so check binds nothing.
+TEST(ControlFlow, IfOnTheDataSelectsBetweenBothBranches) {
+  SKIP_UNLESS_OPS({"Mul", "Neg", "Where"}, true);
+  ImportInfo info;
+  auto g = importOnnx(model("if_cond.onnx"), {}, &info);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<std::string> kinds;
+  for (const Node* n : (*g)->nodes()) kinds.push_back(n->kind());
+  for (const char* k : {"Mul", "Neg", "Where"})
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), k), kinds.end()) << k << "\n" << printGraph(**g);
+  bool noted = false;
+  for (const auto& n : info.notes)
+    noted |= n.find("node 'iff' (If): the condition is computed at run time: both branches "
+                    "imported, 1 output selected by Where") != std::string::npos;
+  EXPECT_TRUE(noted);
+  const Tensor x = f32s({3}, {1, -2, 3});
+  expectValues(importAndRun("if_cond.onnx", {}, {{"c", boolScalar(true)}, {"x", x}})["y"], {3},
+               {2, -4, 6});
+  expectValues(importAndRun("if_cond.onnx", {}, {{"c", boolScalar(false)}, {"x", x}})["y"], {3},
+               {-1, 2, -3});
+  auto names = shapeDeterminingInputs(model("if_cond.onnx"));
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_TRUE(names->empty());
+}
+
 TEST(ControlFlow, LoopUnrollsCarriedValuesAndScanOutputs) {
   SKIP_UNLESS_OPS({"Add", "Cast", "Mul", "Unsqueeze", "Concat"}, true);
   ImportInfo info;

@@ -116,9 +116,15 @@ TEST(Frontend, OldOpsetIsUpgradedByTheVersionConverter) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
-TEST(Frontend, IfOnDataIsUnsupported) {
-  expectError(importStatus("subgraph.onnx"), ErrorCode::kUnsupported,
-              {"node 'iff' (If)", "condition is not a compile-time constant"});
+// An If on a graph input imports both branches (tests/unit/frontend_control_flow_test.cpp has the
+// selections); here both give x, so the If is x, and its condition decides no shape.
+TEST(Frontend, IfOnDataImportsBothBranches) {
+  auto g = importOnnx(model("subgraph.onnx"), {});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (const Node* n : (*g)->nodes()) EXPECT_NE(n->kind(), "If");
+  auto names = shapeDeterminingInputs(model("subgraph.onnx"));
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_TRUE(names->empty());
 }
 
 // --- Inputs and shapes ---------------------------------------------------------------------------
