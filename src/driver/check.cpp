@@ -12,6 +12,7 @@
 // outputs compared at the shapes the package reports.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include "magneto/codegen/gpu_emitter.h"
@@ -285,6 +286,11 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
       pos = nl + 1;
     }
   }
+  std::vector<std::optional<Tensor>> gots(n);
+  auto atolOf = [&](size_t k) {
+    auto own = o.outputAtol.find(outName(k));
+    return own == o.outputAtol.end() ? o.atol : own->second;
+  };
   for (size_t k = 0; k < n; ++k) {
     const Value* v = g.outputs()[k];
     MG_ASSIGN_OR_RETURN(std::string raw, readFile(work + "/output_" + std::to_string(k) + ".bin"));
@@ -297,9 +303,36 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
       ++failed;
       continue;
     }
-    Tensor got(type, std::vector<uint8_t>(raw.begin(), raw.end()));
-    auto own = o.outputAtol.find(outName(k));
-    Comparison c = compareTensors(got, ds.outputs[k], o.rtol, own == o.outputAtol.end() ? o.atol : own->second);
+    gots[k] = Tensor(type, std::vector<uint8_t>(raw.begin(), raw.end()));
+  }
+  // --unordered-rows: each group's rows are paired with the expected rows in any order first.
+  std::vector<int64_t> movedRows(n, -1);
+  for (const std::vector<std::string>& group : o.unorderedRows) {
+    std::vector<size_t> ks;
+    for (const std::string& name : group)
+      for (size_t k = 0; k < n; ++k)
+        if (outName(k) == name && gots[k]) ks.push_back(k);
+    if (ks.size() != group.size()) continue;  // an output missing: reported below
+    std::vector<const Tensor*> gt, et;
+    std::vector<double> rt, at;
+    for (size_t k : ks) {
+      gt.push_back(&*gots[k]);
+      et.push_back(&ds.outputs[k]);
+      rt.push_back(o.rtol);
+      at.push_back(atolOf(k));
+    }
+    int64_t moved = 0;
+    std::vector<int64_t> perm = matchRows(gt, et, rt, at, &moved);
+    if (perm.empty()) continue;  // row counts differ: the comparison reports the shapes
+    for (size_t k : ks) {
+      gots[k] = permuteRows(*gots[k], perm);
+      movedRows[k] = moved;
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (!gots[k]) continue;
+    const Tensor& got = *gots[k];
+    Comparison c = compareTensors(got, ds.outputs[k], o.rtol, atolOf(k));
     if (!c.problem.empty()) {
       std::printf("output %s: %s [FAIL]\n", outName(k).c_str(), c.problem.c_str());
       ++failed;
@@ -310,6 +343,9 @@ Expected<RunOutcome> runDataSet(const DataSet& ds, const CompileResult& built, c
     if (!c.ok)
       line += fmt::format(" ({} of {} elements out of tolerance; first at {}: got {} expected {})",
                           c.mismatches, got.numel(), c.firstBad, c.firstGot, c.firstExpected);
+    if (movedRows[k] >= 0)
+      line += fmt::format(" (rows matched in any order: {} of {} paired out of place)", movedRows[k],
+                          got.dims().empty() ? 0 : got.dims()[0]);
     std::printf("%s\n", line.c_str());
     if (!c.ok) ++failed;
   }
@@ -399,6 +435,14 @@ Expected<CheckStatus> checkModel(const CheckOptions& o) {
       if (std::find(names.begin(), names.end(), name) == names.end())
         return badInput("--atol {}={}: the model has no output '{}' (its outputs: {})", name, atol, name,
                         fmt::join(names, ", "));
+  }
+  if (!o.unorderedRows.empty()) {
+    MG_ASSIGN_OR_RETURN(std::vector<std::string> names, onnxModelOutputNames(o.compile.model));
+    for (const auto& group : o.unorderedRows)
+      for (const std::string& name : group)
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          return badInput("--unordered-rows {}: the model has no output '{}' (its outputs: {})",
+                          fmt::join(group, ","), name, fmt::join(names, ", "));
   }
   if (o.threads < 1) return badInput("--threads must be at least 1");
   if (o.racecheck && (!o.emulate || o.compile.target == "cpu"))

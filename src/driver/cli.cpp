@@ -132,6 +132,11 @@ const Flag kFlags[] = {
      "relative tolerance (default 1e-3, 2e-2 with --precision fp16; regress: the model's meta.json, else 1e-3)", "--rtol 1e-2"},
     {"--atol", nullptr, "A", kCheck | kRegress,
      "absolute tolerance (default 1e-4, 2e-3 with --precision fp16; regress: the model's meta.json, else 1e-4); check: OUTPUT=A sets one output's (repeatable)", "--atol 1e-5"},
+    {"--unordered-rows", nullptr, "OUT,OUT...", kCheck,
+     "compare these outputs (same extent on axis 0) as one set of rows in any order: row r is the "
+     "tuple of their slices r, each expected row paired with a computed one within tolerance "
+     "(a detector's boxes,scores,labels, sorted by scores that differ in the 7th digit; "
+     "repeatable, one group each)", "--unordered-rows boxes,scores,labels"},
     {"--threads", nullptr, "N", kCheck | kBench | kRegress,
      "threads the model runs on (default: 1 for check, 2 for bench)", "--threads 4"},
     {"--device-time", nullptr, nullptr, kBench,
@@ -196,7 +201,7 @@ const Command kCommands[] = {
     {"check", kCheck,
      "magnetoc check MODEL.onnx --data TEST_DATA_DIR [--data DIR]... [--target T] [--emulate]\n"
      "        [--emulate-order LIST] [--racecheck]\n"
-     "        [--rtol R] [--atol A] [--threads N] [--work-dir DIR] [--precision fp32|fp16]",
+     "        [--rtol R] [--atol A] [--unordered-rows OUT,...] [--threads N] [--work-dir DIR]\n        [--precision fp32|fp16]",
      "Compiles the model, builds it (fast path: the runtime is compiled once into a cache), runs\n"
      "each data set's input_K.pb and compares with output_K.pb, one line per output. Inputs that\n"
      "decide output shapes are bound to the data's values; symbolic input dims take the data's\n"
@@ -465,6 +470,18 @@ int runCommand(const Command& c, int argc, char** argv) {
     else if (n == "--tuning") co.tuningFile = v;
     else if (n == "--variants") {
       if (!parseCount(v, 1, tu.variants)) return usageError(c.name, "--variants expects a number >= 1, got '" + v + "'");
+    }
+    else if (n == "--unordered-rows") {
+      std::vector<std::string> group;
+      for (size_t start = 0;;) {
+        size_t comma = v.find(',', start);
+        std::string one = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (one.empty()) return usageError(c.name, "--unordered-rows expects output names separated by commas, got '" + v + "'");
+        group.push_back(one);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      ck.unorderedRows.push_back(group);
     }
     else if (n == "--atol" && v.find('=') != std::string::npos) {
       double x;

@@ -107,5 +107,88 @@ Comparison compareTensors(const Tensor& got, const Tensor& expectedIn, double rt
   return c;
 }
 
+namespace {
+
+// Whether row gr of got is within tolerance of row er of expected (element rule of
+// compareTensors).
+bool rowMatches(const Tensor& got, int64_t gr, const Tensor& expected, int64_t er, double rtol,
+                double atol) {
+  const int64_t width = expected.dims().empty() ? 1 : expected.numel() / expected.dims()[0];
+  const bool exact = !isFloat(expected.dtype());
+  for (int64_t j = 0; j < width; ++j) {
+    const int64_t gi = gr * width + j, ei = er * width + j;
+    if (exact) {
+      if (got.intAt(gi) != expected.intAt(ei)) return false;
+      continue;
+    }
+    const double g = floatElement(got, gi), e = floatElement(expected, ei);
+    if (std::isnan(e) || std::isnan(g)) {
+      if (std::isnan(e) != std::isnan(g)) return false;
+    } else if (std::isinf(e) || std::isinf(g)) {
+      if (g != e) return false;
+    } else if (std::fabs(g - e) > atol + rtol * std::fabs(e)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int64_t> matchRows(const std::vector<const Tensor*>& got,
+                               const std::vector<const Tensor*>& expected,
+                               const std::vector<double>& rtol, const std::vector<double>& atol,
+                               int64_t* moved) {
+  *moved = 0;
+  if (got.empty() || got.size() != expected.size()) return {};
+  int64_t rows = -1;
+  for (size_t k = 0; k < got.size(); ++k) {
+    const Tensor &g = *got[k], &e = *expected[k];
+    if (g.dims().empty() || g.dims() != e.dims() || g.dtype() != e.dtype() || !g.hasData() ||
+        !e.hasData())
+      return {};
+    if (rows >= 0 && g.dims()[0] != rows) return {};
+    rows = g.dims()[0];
+  }
+  auto all = [&](int64_t gr, int64_t er) {
+    for (size_t k = 0; k < got.size(); ++k)
+      if (!rowMatches(*got[k], gr, *expected[k], er, rtol[k], atol[k])) return false;
+    return true;
+  };
+  std::vector<int64_t> perm(rows, -1);
+  std::vector<bool> used(rows, false);
+  for (int64_t r = 0; r < rows; ++r)
+    if (all(r, r)) {
+      perm[r] = r;
+      used[r] = true;
+    }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (perm[r] >= 0) continue;
+    for (int64_t q = 0; q < rows; ++q)
+      if (!used[q] && all(q, r)) {
+        perm[r] = q;
+        used[q] = true;
+        ++*moved;
+        break;
+      }
+  }
+  int64_t next = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (perm[r] >= 0) continue;
+    while (used[next]) ++next;
+    perm[r] = next;
+    used[next] = true;
+  }
+  return perm;
+}
+
+Tensor permuteRows(const Tensor& t, const std::vector<int64_t>& perm) {
+  const size_t rowBytes = t.dims().empty() || t.dims()[0] == 0 ? 0 : t.byteSize() / t.dims()[0];
+  std::vector<uint8_t> bytes(t.byteSize());
+  for (size_t r = 0; r < perm.size(); ++r)
+    std::memcpy(bytes.data() + r * rowBytes, t.bytes() + perm[r] * rowBytes, rowBytes);
+  return Tensor(t.type(), std::move(bytes));
+}
+
 }  // namespace driver
 }  // namespace magneto

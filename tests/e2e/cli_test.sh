@@ -131,6 +131,15 @@ expect_rc 0 "check with --atol y=1e9 against the wrong output" -- "$magnetoc" ch
 expect_rc 1 "check --atol for an output the model lacks" -- "$magnetoc" check "$model" \
   --data "$work/m/test_data_set_0" --atol nosuch=1
 grep -q "no output 'nosuch'" "$work/err.txt" || fail "check --atol nosuch=1 did not name the output: $(cat "$work/err.txt")"
+# --unordered-rows names outputs too; rows paired in any order are reported on the output's line.
+expect_rc 1 "check --unordered-rows of an unknown output" -- "$magnetoc" check "$model" \
+  --data "$work/m/test_data_set_0" --unordered-rows y,nosuch
+grep -q "unordered-rows y,nosuch: the model has no output 'nosuch'" "$work/err.txt" ||
+  fail "check --unordered-rows y,nosuch did not name the output: $(cat "$work/err.txt")"
+expect_rc 0 "check --unordered-rows y" -- "$magnetoc" check "$model" --data "$work/m/test_data_set_0" \
+  --unordered-rows y
+grep -q "^output y: .* ok (rows matched in any order: 0 of [0-9]* paired out of place)" "$work/out.txt" ||
+  fail "check --unordered-rows y printed no row pairing: $(cat "$work/out.txt")"
 # Two references for the same inputs: the runner runs once, and each reference is compared.
 expect_rc 1 "check against a right and a wrong output of the same input" -- "$magnetoc" check "$model" \
   --data "$work/m/test_data_set_0" --data "$work/m/test_data_set_wrong" -v

@@ -543,5 +543,37 @@ TEST(CheckCompare, ToleranceNaNAndExactIntegers) {
   EXPECT_FALSE(shape.ok);
   EXPECT_FALSE(shape.problem.empty());
 }
+
+// --unordered-rows: detections (boxes [n,4], scores [n], labels [n]) whose near-equal scores put
+// them in another order pair up; a row no computed row matches stays unpaired and fails.
+TEST(CheckCompare, UnorderedRowsPairDetectionsInAnyOrder) {
+  auto boxes = [](std::vector<float> v) {
+    return Tensor::fromVector(DType::kF32, {(int64_t)v.size() / 4, 4}, v);
+  };
+  auto f = [](std::vector<float> v) { return Tensor::fromVector(DType::kF32, {(int64_t)v.size()}, v); };
+  auto i = [](std::vector<int64_t> v) { return Tensor::fromVector(DType::kI64, {(int64_t)v.size()}, v); };
+  // Expected rows 0, 1, 2; computed 0, 2, 1 (rows 1 and 2 swapped, a score 1e-7 apart).
+  Tensor eb = boxes({0, 0, 1, 1, 2, 2, 3, 3, 5, 5, 6, 6}), es = f({0.9f, 0.5f, 0.4999999f});
+  Tensor el = i({1, 2, 3});
+  Tensor gb = boxes({0, 0, 1, 1, 5, 5, 6, 6, 2, 2, 3, 3}), gs = f({0.9f, 0.4999999f, 0.5f});
+  Tensor gl = i({1, 3, 2});
+  int64_t moved = -1;
+  auto perm = driver::matchRows({&gb, &gs, &gl}, {&eb, &es, &el}, {1e-3, 1e-3, 1e-3},
+                                {1e-4, 1e-4, 1e-4}, &moved);
+  EXPECT_EQ(perm, (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(moved, 2);
+  EXPECT_FALSE(driver::compareTensors(gl, el, 1e-3, 1e-4).ok);
+  EXPECT_TRUE(driver::compareTensors(driver::permuteRows(gb, perm), eb, 1e-3, 1e-4).ok);
+  EXPECT_TRUE(driver::compareTensors(driver::permuteRows(gl, perm), el, 1e-3, 1e-4).ok);
+  // A label that differs: that row pairs with nothing, and the reordered comparison fails.
+  Tensor wrong = i({1, 3, 4});
+  perm = driver::matchRows({&gb, &gs, &wrong}, {&eb, &es, &el}, {1e-3, 1e-3, 1e-3},
+                           {1e-4, 1e-4, 1e-4}, &moved);
+  ASSERT_EQ(perm.size(), 3u);
+  EXPECT_FALSE(driver::compareTensors(driver::permuteRows(wrong, perm), el, 1e-3, 1e-4).ok);
+  // Row counts that disagree: no pairing (the shapes are reported).
+  Tensor two = f({0.9f, 0.5f});
+  EXPECT_TRUE(driver::matchRows({&gb, &two}, {&eb, &es}, {1e-3, 1e-3}, {1e-4, 1e-4}, &moved).empty());
+}
 }  // namespace
 }  // namespace magneto

@@ -88,6 +88,9 @@ struct CheckOptions {
   // --atol NAME=A: the absolute tolerance of output NAME (a model whose outputs differ in scale,
   // such as probabilities beside their logits); the others keep atol.
   std::map<std::string, double> outputAtol;
+  // --unordered-rows A,B,...: outputs whose rows (axis 0) are compared as one multiset of tuples
+  // (a detector's boxes, scores and labels, sorted by near-equal scores; driver/compare.h).
+  std::vector<std::vector<std::string>> unorderedRows;
   int threads = 1;
   std::string workDir;  // "" = a temporary folder, removed afterwards
 };
