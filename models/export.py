@@ -27,8 +27,10 @@ seeded uniform integers, float inputs seeded randn.
 A module may ask for more (zoo_models.GRUGreedyDecoder does): `output_names` (several outputs, each
 saved as test_data_set_0/output_K.pb), `export_opset` (an opset other than --opset),
 `export_module()` (what to hand the exporter, e.g. torch.jit.script(self); the reference outputs
-always come from the eager module) and `check_export(onnx_model, inputs, outputs)` (raises when
-the export lacks what the model is for).
+always come from the eager module), `check_export(onnx_model, inputs, outputs)` (raises when
+the export lacks what the model is for) and `unordered_rows` (groups of outputs that
+tests/e2e/run_zoo.sh checks with `--unordered-rows`, from meta.json: a detector's sorted boxes,
+scores and labels).
 
 Run with Debian's interpreter (/usr/bin/python3: torch, torchvision, onnx, numpy). Works with
 torch 1.13 and 2.x (TorchScript-based exporter; dynamo=False where the argument exists).
@@ -346,6 +348,8 @@ def export_one(name, out_dir, small, args, keep=None):
         # Float32 reorderings (ORT, Magneto) differ from PyTorch by ~1e-4 of the output's scale.
         "tolerance": {"rtol": 1e-3, "atol": max(1e-5, round(1e-3 * std, 6)) if ok else 1e-5},
     }
+    if hasattr(model, "unordered_rows"):  # outputs compared as sets of rows (check --unordered-rows)
+        meta["unordered_rows"] = [list(g) for g in model.unordered_rows]
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")

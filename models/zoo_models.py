@@ -43,6 +43,7 @@ from typing import List, NamedTuple, Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torchvision
 
 
 class Input(NamedTuple):
@@ -795,6 +796,52 @@ class GPT2KV(nn.Module):
 
 
 # name -> ((full constructor, small constructor), full inputs, small inputs, description)
+class TorchvisionDetector(nn.Module):
+    """A torchvision detector end to end (issue #40 item 8): preprocessing, backbone, heads, box
+    decoding, score threshold, NonMaxSuppression guarded by torchvision's run-time If (`if
+    boxes.numel() == 0`), top detections. One image [1, 3, H, W] in; boxes [n, 4], scores [n]
+    and labels [n] out, n known only at run time.
+
+    Random weights give every class nearly the same probability (1 / classes), and detections
+    whose scores differ in the 7th digit swap places under any float reordering, PyTorch's own
+    included: the classification head's last layer is scaled so that scores spread (still random),
+    and the zoo compares the detections as a set (unordered_rows).
+    In train mode (export.py settling BatchNorm) only the backbone runs."""
+
+    output_names = ["boxes", "scores", "labels"]
+    # Sorted by score: the zoo compares them as one set of rows (check --unordered-rows).
+    unordered_rows = [output_names]
+
+    def __init__(self, kind, classes=5, spread=2.0):
+        super().__init__()
+        tv = torchvision.models.detection
+        if kind == "ssdlite":
+            self.det = tv.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None,
+                                                         num_classes=classes)
+            last = [m[-1] for m in self.det.head.classification_head.module_list]
+        elif kind == "fasterrcnn":
+            self.det = tv.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None,
+                                                                 num_classes=classes)
+            last = [self.det.roi_heads.box_predictor.cls_score]
+        elif kind == "retinanet":
+            self.det = tv.retinanet_resnet50_fpn(weights=None, weights_backbone=None,
+                                                 num_classes=classes, min_size=320, max_size=320)
+            last = [self.det.head.classification_head.cls_logits]
+            # Its prior bias starts every score near 0.01, under the 0.05 threshold: none pass.
+            torch.nn.init.zeros_(self.det.head.classification_head.cls_logits.bias)
+        else:
+            raise ValueError(kind)
+        with torch.no_grad():
+            for m in last:
+                m.weight.mul_(spread)
+
+    def forward(self, x):
+        if self.training:
+            return self.det.backbone(x)
+        out = self.det(list(x))[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
 MODELS = {
     "nasnet_a_mobile": (
         (lambda: NASNetAMobile(repeats=4, filters=44),
@@ -843,6 +890,22 @@ MODELS = {
         (1, 3, 320, 320), (1, 3, 64, 64),
         "YOLOv8n detector end to end at 320x320 (models/zoo_models.py): C2f (Split, bottlenecks, "
         "Concat), SPPF, SiLU, nearest Upsample + Concat neck, decoupled heads, DFL and box decoding"),
+    # torchvision's detectors with run-time If (issue #40 item 8); the input is resized inside.
+    "ssdlite": (
+        (lambda: TorchvisionDetector("ssdlite"), lambda: TorchvisionDetector("ssdlite")),
+        (1, 3, 320, 320), (1, 3, 96, 96),
+        "SSDlite320 MobileNet v3 (torchvision, 5 classes): depthwise heads on six maps, "
+        "per-class score threshold and top-k, NonMaxSuppression behind a run-time If"),
+    "fasterrcnn": (
+        (lambda: TorchvisionDetector("fasterrcnn", spread=0.02), lambda: TorchvisionDetector("fasterrcnn", spread=0.02)),
+        (1, 3, 320, 320), (1, 3, 96, 96),
+        "Faster R-CNN MobileNet v3 320 FPN (torchvision, 5 classes): RPN with NMS, RoIAlign over "
+        "FPN levels, box head, per-class NMS; run-time Ifs"),
+    "retinanet": (
+        (lambda: TorchvisionDetector("retinanet", spread=0.3), lambda: TorchvisionDetector("retinanet", spread=0.3)),
+        (1, 3, 320, 320), (1, 3, 96, 96),
+        "RetinaNet ResNet-50 FPN (torchvision, 5 classes, 320x320): per-level top-1000 of a "
+        "run-time count, Concat, NonMaxSuppression behind a run-time If"),
     "din": (
         (lambda: DIN(50000, 1000, 32, 16), lambda: DIN(1000, 100, 8, 8, (32, 16), (64, 32))),
         [Input("hist_items", (128, 50), "int64", 0, 50000), Input("hist_cats", (128, 50), "int64", 0, 1000),

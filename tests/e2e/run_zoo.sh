@@ -136,11 +136,12 @@ for m in "${folders[@]}"; do
   fi
   # Tolerance from the export (meta.json): rtol 1e-3, atol 1e-3 x the output's standard deviation,
   # because onnxruntime and PyTorch themselves differ by up to ~3e-4 on Inception v3's logits.
-  read -r rtol atol < <(/usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])).get('tolerance',{}); print(t.get('rtol',1e-3), t.get('atol',1e-4))" "$dir/meta.json")
+  # A detector's sorted outputs are compared as sets of rows (meta.json's unordered_rows).
+  read -r rtol atol rows < <(/usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1])); t=m.get('tolerance',{}); print(t.get('rtol',1e-3), t.get('atol',1e-4), ' '.join('--unordered-rows ' + ','.join(g) for g in m.get('unordered_rows', [])))" "$dir/meta.json")
   # With the parallel passes on 2 threads, so that joint groups run as parallel regions of the
   # thread pool (docs/PARALLEL.md); without them on the default one thread.
-  queue+=("$m|$dir|$work/$m|--data $ort_dir --threads 2 --rtol $rtol --atol $atol")
-  queue+=("$m --no-parallel-opt|$dir|$work/$m-noparallel|--data $ort_dir --threads 1 --rtol $rtol --atol $atol --no-parallel-opt")
+  queue+=("$m|$dir|$work/$m|--data $ort_dir --threads 2 --rtol $rtol --atol $atol $rows")
+  queue+=("$m --no-parallel-opt|$dir|$work/$m-noparallel|--data $ort_dir --threads 1 --rtol $rtol --atol $atol $rows --no-parallel-opt")
 done
 # Models whose only reference is onnxruntime: their test_data_set_0 holds its outputs and their
 # meta.json the tolerance: rtol, atol, then --atol NAME=A for each output (output_atol).
