@@ -205,6 +205,7 @@ Expected<std::vector<GpuItem>> lowerOneHot(const Node& n, const TileConfig& tile
 Expected<std::vector<GpuItem>> lowerConcat(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerSplit(const Node& n, const TileConfig& tile, LowerContext& cx);
 Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile, LowerContext& cx);
+Expected<std::vector<GpuItem>> lowerGatherND(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_loss.cpp: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 Expected<std::vector<GpuItem>> lowerLoss(const Node& n, const TileConfig& tile, LowerContext& cx);
 // lower_signal.cpp: DFT, STFT and MelWeightMatrix.

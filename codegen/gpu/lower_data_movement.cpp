@@ -331,5 +331,49 @@ Expected<std::vector<GpuItem>> lowerGather(const Node& n, const TileConfig& tile
                                       cx.ptr(y), 0, contiguousStrides(y->dims()), itemsPerThread(tile))};
 }
 
+// GatherND: output [B..., I..., S...] (batch dims, the index tuples' dims, the data's dims after
+// the k indexed ones). Operand 0's offset covers the batch and S coordinates, operand 1's points
+// at the index tuple; the functor adds index_t * stride for each of the k components. The
+// indexed dims and their strides are functor text, so they must not change with the binding
+// (the data's dims from batch_dims on static); the index tuples' count may (a run-time count).
+Expected<std::vector<GpuItem>> lowerGatherND(const Node& n, const TileConfig& tile, LowerContext& cx) {
+  const Value *x = n.input(0), *ind = n.input(1), *y = n.output(0);
+  if (ind->dtype() != DType::kI64 && ind->dtype() != DType::kI32)
+    return unsupported("{}: GatherND indices of type {}", n.describe(), dtypeName(ind->dtype()));
+  const int64_t b = n.attrs().getInt("batch_dims", 0), r = x->rank(), q = ind->rank();
+  const int64_t k = ind->dims()[q - 1];
+  if (k < 1 || b + k > r) return unsupported("{}: index tuples of {} components", n.describe(), k);
+  for (int64_t d = b; d < r; ++d)
+    if (!x->dimExpr(static_cast<int>(d)).isConstant())
+      return unsupported("{}: the gathered data's dim {} depends on a dynamic dimension; the cuda/hip "
+                         "GatherND needs the data's dims from batch_dims on fixed",
+                         n.describe(), d);
+  std::vector<int64_t> xs = contiguousStrides(x->dims()), is = contiguousStrides(ind->dims());
+  // Output coordinates: b batch dims, q - 1 - b index dims, r - b - k slice dims.
+  std::vector<int64_t> dataS, indS;
+  for (int64_t d = 0; d < b; ++d) dataS.push_back(xs[d]), indS.push_back(is[d]);
+  for (int64_t d = b; d < q - 1; ++d) dataS.push_back(0), indS.push_back(is[d]);
+  for (int64_t d = b + k; d < r; ++d) dataS.push_back(xs[d]), indS.push_back(0);
+  if (static_cast<int64_t>(dataS.size()) != y->rank())
+    return internalStatus("{}: GatherND result of rank {} for {} coordinates", n.describe(), y->rank(),
+                          dataS.size());
+  const bool bits16 = x->dtype() == DType::kF16 || x->dtype() == DType::kBF16;
+  const char* et = bits16 ? "uint16_t" : ctypeOf(x->dtype());
+  if (!et) return unsupported("{}: data of type {}", n.describe(), dtypeName(x->dtype()));
+  std::string body = fmt::format("    const {}* t = static_cast<const {}*>(in[1]) + idx[1];\n"
+                                 "    int64_t off = idx[0];\n",
+                                 ctypeOf(ind->dtype()), ctypeOf(ind->dtype()));
+  for (int64_t c = 0; c < k; ++c)
+    body += fmt::format("    {{ int64_t j = static_cast<int64_t>(t[{}]); if (j < 0) j += {}; "
+                        "if (j < 0 || j >= {}) j = 0;  // out of range: the CPU target reports it\n"
+                        "      off += j * {}; }}\n",
+                        c, x->dims()[b + c], x->dims()[b + c], xs[b + c]);
+  body += fmt::format("    static_cast<{}*>(out)[o] = static_cast<const {}*>(in[0])[off];\n", et, et);
+  std::string name = functorName(cx);
+  return std::vector<GpuItem>{mapItem(name, functorHead(name) + body + kFunctorTail, y->dims(),
+                                      {{cx.ptr(x), 0, dataS}, {cx.ptr(ind), 0, indS}}, cx.ptr(y), 0,
+                                      contiguousStrides(y->dims()), itemsPerThread(tile))};
+}
+
 }  // namespace gpu
 }  // namespace magneto

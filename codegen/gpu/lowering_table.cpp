@@ -116,6 +116,7 @@ std::vector<Entry> buildEntries() {
       {"Concat", lowerConcat},
       {"Split", lowerSplit},
       {"Gather", lowerGather},
+      {"GatherND", lowerGatherND},
       // Data-dependent extents (lower_select.cpp).
       {"NonZero", lowerNonZero},
       {"Compress", lowerCompress},

@@ -169,7 +169,8 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_matmul_3d test_softmax_axis_2 test_logsoftmax_default_axis
         test_reduce_mean_keepdims_random test_reduce_sum_square_do_not_keepdims_random
         test_transpose_all_permutations_3 test_slice_neg_steps test_concat_3d_axis_1 test_split_equal_parts_1d
-        test_gather_1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
+        test_gather_1 test_gathernd_example_float32 test_gathernd_example_int32
+        test_gathernd_example_int32_batch_dim1 test_where_example test_add_bcast test_sigmoid test_tanh test_leakyrelu
         test_batchnorm_example test_cast_FLOAT_to_DOUBLE test_expand_dim_changed test_tile
         test_lstm_defaults test_lstm_with_peepholes test_lstm_batchwise test_gru_seq_length
         test_sce_mean_weight_ii_3d_log_prob test_quantizelinear_axis test_dequantizelinear_axis
@@ -186,7 +187,8 @@ sample=(test_conv_with_strides_padding test_conv_with_autopad_same test_maxpool_
         test_nonmaxsuppression_two_classes)
 # The selection ops' node tests (TopK with its K an input, Unique, NonMaxSuppression: counts known
 # at run time, docs/DYNAMIC_SHAPES.md) also on hip.
-hip_sample="test_top_k test_unique_sorted_with_axis test_nonmaxsuppression_two_batches"
+hip_sample="test_top_k test_unique_sorted_with_axis test_nonmaxsuppression_two_batches
+            test_gathernd_example_int32_batch_dim1"
 # The race check (cuda and hip) takes one test per kind of block program or generated functor
 # of the sample: conv, pool, GEMM, rows, reduce, the recurrent programs, maps with an index
 # functor (transpose, gather), several functors in one launch (concat), the two-phase losses, a

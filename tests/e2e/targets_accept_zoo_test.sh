@@ -6,10 +6,9 @@
 # scratch folder (/dev/shm when it has 2 GB free, else TMPDIR: the light VGG-19's weights are
 # 550 MB) and removed at once.
 # Inputs that decide output shapes (detect_postprocess's NonMaxSuppression boxes and scores) are
-# bound to test_data_set_0's values: every target computes NonMaxSuppression's count at run time,
-# but cuda and hip have no GatherND for the run-time indices that pick the kept boxes' scores, and
-# bound the selection folds; meta.json's "bind_inputs" (input name -> file in the model folder)
-# names them.
+# bound to test_data_set_0's values (every target computes NonMaxSuppression's count at run time,
+# and bound the selection folds); meta.json's "bind_inputs" (input name -> file in the model
+# folder) names them.
 # Run by tests/e2e/run_zoo.sh after its exports, with --targets cuda,hip: its own checks compile
 # every one of those models for cpu already, so a cpu refusal fails the stage there.
 #   tests/e2e/targets_accept_zoo_test.sh MAGNETOC [--targets cpu,cuda,hip] MODEL_DIR...
