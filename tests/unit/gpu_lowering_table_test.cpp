@@ -36,6 +36,30 @@ TEST(GpuLoweringTable, AnOpWithoutAnEntryIsRefusedNamingIt) {
   EXPECT_TRUE(testing::contains(vars.status().message(), "no kernel for op 'Shrink'")) << vars.status().message();
 }
 
+// GatherND's indexed dims are functor text: a gather from data whose gathered dim is dynamic is
+// refused by node; one whose index tuples' count is dynamic lowers (the count is an extent).
+TEST(GpuLoweringTable, GatherNDNeedsFixedGatheredDims) {
+  auto refused = testing::emitGpu(R"(graph @t {
+  symbol N [1, 8]
+  input %x : f32[8,4] as [N,4]
+  input %i : i64[2,1]
+  %y = GatherND(%x, %i)
+  output %y
+})", true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnsupported);
+  EXPECT_TRUE(testing::contains(refused.status().message(), "the gathered data's dim 0 depends on a dynamic dimension"))
+      << refused.status().message();
+  auto lowered = testing::emitGpu(R"(graph @t {
+  symbol N [1, 8]
+  input %x : f32[5,4]
+  input %i : i64[8,1] as [N,1]
+  %y = GatherND(%x, %i)
+  output %y
+})", true);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().message();
+}
+
 TEST(GpuLoweringTable, ElementTypePicksTheLowering) {
   auto vars = testing::emitGpu(R"(graph @t {
   input %x : f32[3,4]
