@@ -11,8 +11,11 @@
 namespace magneto {
 namespace group_order {
 
-bool isTopological(const Graph& g) {
-  const auto dataPreds = dataSymbolPredecessors(g);
+namespace {
+
+using Preds = std::unordered_map<const Node*, std::vector<const Node*>>;
+
+bool isTopological(const Graph& g, const Preds& dataPreds) {
   std::unordered_set<const Node*> seen;
   for (const Node* n : g.nodes()) {
     for (const Value* v : n->inputs())
@@ -24,6 +27,10 @@ bool isTopological(const Graph& g) {
   }
   return true;
 }
+
+}  // namespace
+
+bool isTopological(const Graph& g) { return isTopological(g, dataSymbolPredecessors(g)); }
 
 bool groupsContiguous(const Graph& g) {
   std::set<int> closed;
@@ -70,7 +77,7 @@ bool makeContiguous(Graph& g, const std::vector<Node*>& members, std::string& wh
     if (memberSet.count(order[i])) g.moveBefore(order[i], anchor);
   for (size_t i = first; i <= last; ++i)
     if (after.count(order[i])) g.moveBefore(order[i], anchor);
-  bool topo = isTopological(g), runs = groupsContiguous(g);
+  bool topo = isTopological(g, dataPreds), runs = groupsContiguous(g);
   if (topo && runs) return true;
   for (Node* n : order) g.moveBefore(n, nullptr);
   why = !topo ? "no topological order puts the members next to each other"

@@ -305,17 +305,15 @@ class Specialiser {
       MG_ASSIGN_OR_RETURN(Value* lb, extent(b[i], fmt::format("select{}_else", i)));
       MG_ASSIGN_OR_RETURN(Value* ma, imp_.addOp("Expand", {c, la}, {}, base + "/then_mask"));
       MG_ASSIGN_OR_RETURN(Value* mb, imp_.addOp("Expand", {notC, lb}, {}, base + "/else_mask"));
-      AttrMap cat0;
-      cat0.set("axis", int64_t{0});
-      MG_ASSIGN_OR_RETURN(Value* mask, imp_.addOp("Concat", {ma, mb}, std::move(cat0),
-                                                  base + "/mask"));
-      AttrMap catAxis;
-      catAxis.set("axis", axis);
-      MG_ASSIGN_OR_RETURN(Value* both, imp_.addOp("Concat", {a[i], b[i]}, std::move(catAxis),
+      auto onAxis = [](int64_t ax) {
+        AttrMap attrs;
+        attrs.set("axis", ax);
+        return attrs;
+      };
+      MG_ASSIGN_OR_RETURN(Value* mask, imp_.addOp("Concat", {ma, mb}, onAxis(0), base + "/mask"));
+      MG_ASSIGN_OR_RETURN(Value* both, imp_.addOp("Concat", {a[i], b[i]}, onAxis(axis),
                                                   base + "/both"));
-      AttrMap cAxis;
-      cAxis.set("axis", axis);
-      MG_ASSIGN_OR_RETURN(Value* r, imp_.addOp("Compress", {both, mask}, std::move(cAxis), base));
+      MG_ASSIGN_OR_RETURN(Value* r, imp_.addOp("Compress", {both, mask}, onAxis(axis), base));
       results.push_back(r);
       ++compresses;
     }

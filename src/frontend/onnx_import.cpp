@@ -666,15 +666,12 @@ class Importer : public frontend::SequenceHost {
           return e.status().withContext(fmt::format(
               "{}: shape data '{}' element {} depends on dynamic dimensions: ", n->describe(),
               results[i]->name(), k));
+        // A comparison over shape data (torchvision's Equal(shape, -1) before a Where) folds
+        // when it is the same at every binding; MgSymbolic carries integers only.
+        if (results[i]->dtype() == DType::kBool && !e->isConstant()) return results;
         exprs[i].push_back(*e);
       }
     }
-    // A comparison over shape data (torchvision's Equal(shape, -1) before a Where) folds when it
-    // is the same at every binding; MgSymbolic carries integers only.
-    for (size_t i = 0; i < results.size(); ++i)
-      if (results[i]->dtype() == DType::kBool)
-        for (const DimExpr& e : exprs[i])
-          if (!e.isConstant()) return n->outputs();
     std::vector<std::string> names;
     std::vector<TensorType> types;
     for (Value* v : results) {

@@ -216,7 +216,6 @@ DimExpr DimExpr::clampWith(int64_t c, Fn fn) const {
   }
   Atom a;
   a.arg = std::make_shared<const DimExpr>(e0);
-  a.div = c - k;
   MG_CHECK(!__builtin_sub_overflow(c, k, &a.div), "dimension expression bound overflows int64");
   a.fn = fn;
   return fromTerm(Term{{a}, 1}) + DimExpr(k);

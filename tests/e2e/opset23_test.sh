@@ -16,7 +16,7 @@ magnetoc="$1"
 src="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 py=/usr/bin/python3
 . "$src/tests/lib/missing_tool.sh"
-command -v node > /dev/null && (cd "$src/tools/ort" && node -e "require('onnxruntime-node')" > /dev/null 2>&1) ||
+have_ort "$src" ||
   missing_tool "node or onnxruntime-node is missing: the opset 23 cases did not run"
 $py -c "import onnx, numpy" 2> /dev/null ||
   missing_tool "/usr/bin/python3 with onnx and numpy is missing: the opset 23 cases did not run" \

@@ -5,6 +5,10 @@
 # and CI) sets it after scripts/setup.sh ran: a tool setup.sh installs can then only be missing
 # because something is broken, and a check that did not run must not look like one that passed.
 # (nvcc is not installed by setup.sh: the scripts keep skipping without it.)
+# have_ort SOURCE_DIR: whether node runs and loads onnxruntime-node from SOURCE_DIR/tools/ort.
+have_ort() {
+  command -v node > /dev/null && (cd "$1/tools/ort" && node -e "require('onnxruntime-node')" > /dev/null 2>&1)
+}
 missing_tool() {
   local what="$1" hint="${2:-install it with scripts/setup.sh}"
   local word=SKIPPED code=77
