@@ -41,6 +41,18 @@ double floatElement(const Tensor& t, int64_t i) {
   }
 }
 
+namespace {
+
+// The element rule (compare.h): NaN equals NaN, an infinity only the same infinity, else
+// |g - e| <= atol + rtol * |e|.
+bool floatsMatch(double g, double e, double rtol, double atol) {
+  if (std::isnan(e) || std::isnan(g)) return std::isnan(e) == std::isnan(g);
+  if (std::isinf(e) || std::isinf(g)) return g == e;
+  return std::fabs(g - e) <= atol + rtol * std::fabs(e);
+}
+
+}  // namespace
+
 Comparison compareTensors(const Tensor& got, const Tensor& expectedIn, double rtol, double atol) {
   Comparison c;
   // ONNX's test data stores bfloat16 tensors as uint16 (numpy has no bfloat16): same bits.
@@ -81,15 +93,11 @@ Comparison compareTensors(const Tensor& got, const Tensor& expectedIn, double rt
     } else {
       g = floatElement(got, i);
       e = floatElement(expected, i);
-      if (std::isnan(e) || std::isnan(g)) {
-        bad = std::isnan(e) != std::isnan(g);
-        if (bad) c.maxAbsErr = c.maxRelErr = INFINITY;
-      } else if (std::isinf(e) || std::isinf(g)) {
-        bad = g != e;
+      bad = !floatsMatch(g, e, rtol, atol);
+      if (std::isnan(e) || std::isnan(g) || std::isinf(e) || std::isinf(g)) {
         if (bad) c.maxAbsErr = c.maxRelErr = INFINITY;
       } else {
         double d = std::fabs(g - e);
-        bad = d > atol + rtol * std::fabs(e);
         c.maxAbsErr = std::max(c.maxAbsErr, d);
         if (std::fabs(e) > atol) c.maxRelErr = std::max(c.maxRelErr, d / std::fabs(e));
       }
@@ -121,14 +129,7 @@ bool rowMatches(const Tensor& got, int64_t gr, const Tensor& expected, int64_t e
       if (got.intAt(gi) != expected.intAt(ei)) return false;
       continue;
     }
-    const double g = floatElement(got, gi), e = floatElement(expected, ei);
-    if (std::isnan(e) || std::isnan(g)) {
-      if (std::isnan(e) != std::isnan(g)) return false;
-    } else if (std::isinf(e) || std::isinf(g)) {
-      if (g != e) return false;
-    } else if (std::fabs(g - e) > atol + rtol * std::fabs(e)) {
-      return false;
-    }
+    if (!floatsMatch(floatElement(got, gi), floatElement(expected, ei), rtol, atol)) return false;
   }
   return true;
 }
