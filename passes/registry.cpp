@@ -12,6 +12,7 @@ const std::vector<PassInfo>& allPasses() {
     };
     add(makeDecomposeAttentionPass);
     add(makeCanonicalizePass);
+    add(makeFuseQdqPass);
     add(makeFoldPass);
     add(makeFuseLayerNormPass);
     add(makeFoldBatchNormPass);
@@ -40,7 +41,9 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // see the plain graph; then the exporters' decomposed LayerNorm/RMSNorm chains become one op
   // each (before fold-affine and fuse-elementwise take their Mul/Add apart; RMSNormalization only
   // where the target runs it, so on cpu decompose-attention's chain comes back as the op).
-  std::string p = std::string("decompose-attention,canonicalize,fold,fuse-layernorm,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
+  // fuse-qdq before fold, which would turn the weights' DequantizeLinear into float32 constants
+  // (it changes nothing on targets without an integer convolution).
+  std::string p = std::string("decompose-attention,canonicalize,fuse-qdq,fold,fuse-layernorm,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,shared-weight-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the

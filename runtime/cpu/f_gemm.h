@@ -144,6 +144,10 @@ int fGemm(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
 int fMatMul(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fConvTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_conv_transpose.cpp
+int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);  // f_qconv.cpp (VNNI)
+// f_quant.cpp: QuantizeLinear and DequantizeLinear per tensor.
+int fQuantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fDequantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);

@@ -8,6 +8,9 @@ const KernelEntry* fastKernels() {
   static const KernelEntry kTable[] = {
       {"Conv", fConv},
       {"ConvTranspose", fConvTranspose},
+      {"QLinearConv", fQLinearConv},
+      {"QuantizeLinear", fQuantizeLinear},
+      {"DequantizeLinear", fDequantizeLinear},
       {"Gemm", fGemm},
       {"MatMul", fMatMul},
       {"MaxPool", fMaxPool},

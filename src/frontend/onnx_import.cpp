@@ -564,6 +564,9 @@ class Importer : public frontend::SequenceHost {
     for (Value* v : n->inputs())
       if (v && !(v->isConstant() && v->constant().hasData())) constant = false;
     if (!constant && !(s && s->has(kShapeOnly))) return results;
+    // A quantized weight's DequantizeLinear stays a node: fuse-qdq (passes/fuse_qdq.cpp) reads the
+    // integer weight through it, and the fold pass folds what fuse-qdq leaves.
+    if (n->kind() == "DequantizeLinear") return results;
     const size_t nout = n->numOutputs();
     std::vector<std::string> names;
     for (Value* v : results) names.push_back(v->name());

@@ -53,6 +53,10 @@ std::unique_ptr<Pass> makeCanonicalizePass();
 // RMSNormalization, as far as `target` ("cpu", "cuda", "hip") runs them (target_limits.h).
 Expected<bool> fuseLayerNorm(Graph& g, const std::string& target = "cpu");
 std::unique_ptr<Pass> makeFuseLayerNormPass();
+// passes/fuse_qdq.cpp: DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> QLinearConv, on the
+// targets that run QLinearConv (nothing changes elsewhere).
+Expected<bool> fuseQdq(Graph& g, const std::string& target = "cpu");
+std::unique_ptr<Pass> makeFuseQdqPass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFoldAffinePass();
 std::unique_ptr<Pass> makeFoldConvScalePass();

@@ -26,4 +26,9 @@ inline bool targetRunsRMSNormalization(const std::string& target) { return !norm
 inline bool targetRunsFloat64Norms(const std::string& target) { return !normTargetIsGpu(target); }
 inline bool targetNeedsFullNormAffine(const std::string& target) { return normTargetIsGpu(target); }
 
+// Whether fuse-qdq may turn a QDQ convolution into QLinearConv (passes/fuse_qdq.cpp): the CPU runs
+// it on integer kernels (runtime/cpu/f_qconv.cpp); the cuda/hip lowerings have no QLinearConv
+// program, so there the dequantized float Conv stays.
+inline bool targetRunsIntegerConv(const std::string& target) { return target == "cpu"; }
+
 }  // namespace magneto

@@ -1,0 +1,232 @@
+// fuse-qdq: rewrites the QDQ form of a quantized convolution into one integer QLinearConv, so that
+// the CPU runs it on the VNNI kernel (runtime/cpu/f_qconv.cpp) instead of dequantizing the weights
+// to float32 and computing the convolution in float.
+//
+// onnxruntime's static quantizer (QuantFormat.QDQ) and PyTorch's write a quantized Conv as
+//   %xf = DequantizeLinear(%xq, %xs, %xz)                  uint8/int8 activation, per tensor
+//   %wf = DequantizeLinear(%wq, %ws, %wz) {axis = 0}      constant int8 weight, per tensor or channel
+//   %bf = DequantizeLinear(%bq, %bs)                       constant int32 bias at scale xs * ws
+//   %yf = Conv(%xf, %wf, %bf) ; [%yr = Relu(%yf)] ; %yq = QuantizeLinear(%yr, %ys, %yz)
+//     ->  %yq = QLinearConv(%xq, %xs, %xz, %wq, %ws, %wz, %ys, %yz, %bq)   (Conv's attributes)
+// which is the form onnxruntime itself runs (its QDQ transformer makes the same QLinearConv).
+//
+// What changes, and why that is what a user of a quantized model expects: the QDQ graph read
+// literally sums float32 products of dequantized values and rounds that sum once in
+// QuantizeLinear; QLinearConv sums the same integer products exactly (int32) and scales the sum by
+// xs * ws / ys in float32 before the same rounding. The two differ only where float32 rounding of
+// the sum moves a value across a half step of the output scale: one output step, at such
+// boundaries, and the integer result is the one the quantizer calibrated for and onnxruntime
+// computes. Everything else is exact:
+//   - the bias: its int32 values are added as they are; QLinearConv defines them at scale
+//     xs * ws[m], so the pass requires the bias's DequantizeLinear scale to equal the float32
+//     product xs * ws[m] within 1e-6 relative (quantizers compute it in float32 or float64), and
+//     its zero point to be 0;
+//   - a Relu between the Conv and the QuantizeLinear is dropped only when the output zero point
+//     is the type's lowest value (uint8 0, int8 -128): then QuantizeLinear's saturation already
+//     maps every negative value to it, so quantize(relu(v)) == quantize(v) for every v;
+//   - padding: Conv pads the dequantized input with 0.0, which is the input zero point's value;
+//     QLinearConv pads with the zero point (ONNX), the same number.
+// Required besides: scales and zero points are constants of the shapes QLinearConv takes (x and y
+// per tensor, w per tensor or per output channel along axis 0), the weight and bias are
+// constants, and the Conv's (and Relu's) result is read by nothing but the next step, so no float
+// value disappears that something else reads. The DequantizeLinear of the activation stays for its
+// other readers (dce removes it when none is left).
+//
+// Only for targets whose code runs QLinearConv fast (include/magneto/target/target_limits.h): the
+// cuda and hip lowerings have no integer convolution yet, and there the dequantized float Conv
+// stays. Runs before fold, which would otherwise fold the weights' DequantizeLinear into float32
+// constants.
+//
+// Golden test: tests/ir/fuse_qdq.mlir
+#include <cmath>
+#include <optional>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "magneto/ir/op_schema.h"
+#include "magneto/passes/pass.h"
+#include "magneto/passes/passes.h"
+#include "magneto/target/target_limits.h"
+
+namespace magneto {
+namespace qdq {  // a named namespace: the passes are compiled as one unity file
+namespace {
+
+bool isQuant8(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
+// A constant operand with its bytes (not an opaque checksum-only weight).
+const Tensor* constantOf(const Node* n, size_t i) {
+  if (!n->hasInput(i) || !n->input(i)->isConstant() || !n->input(i)->constant().hasData()) return nullptr;
+  return &n->input(i)->constant();
+}
+
+// The only reader of v, when v has exactly one use and is no graph output.
+Node* soleUser(const Value* v) {
+  if (v->isGraphOutput() || v->uses().size() != 1) return nullptr;
+  return v->uses()[0].node;
+}
+
+struct DqParts {
+  Node* node = nullptr;
+  Value* q = nullptr;       // the quantized operand
+  Value* scale = nullptr;
+  Value* zero = nullptr;    // null: absent (0 of q's type)
+};
+
+// A DequantizeLinear with constant scale (and zero point) of `count` elements (1: per tensor, or
+// `perAxis` along axis 0 of a rank-`rank` operand) whose zero point has q's type.
+std::optional<DqParts> dqOf(const Value* v, int64_t perAxis) {
+  Node* n = v->producer();
+  if (!n || n->kind() != "DequantizeLinear" || n->attrs().getInt("block_size", 0) != 0) return std::nullopt;
+  const Tensor* s = constantOf(n, 1);
+  if (!s || s->dtype() != DType::kF32) return std::nullopt;
+  const int64_t count = s->numel();
+  if (count != 1) {
+    const int rank = n->input(0)->rank();
+    int64_t axis = n->attrs().getInt("axis", 1);
+    if (axis < 0) axis += rank;
+    if (perAxis <= 1 || count != perAxis || axis != 0 || s->type().rank() != 1) return std::nullopt;
+  }
+  if (n->hasInput(2)) {
+    const Tensor* z = constantOf(n, 2);
+    if (!z || z->numel() != count || z->dtype() != n->input(0)->dtype()) return std::nullopt;
+  }
+  return DqParts{n, n->input(0), n->input(1), n->hasInput(2) ? n->input(2) : nullptr};
+}
+
+int64_t lowestOf(DType t) { return t == DType::kI8 ? -128 : 0; }
+
+struct ConvMatch {
+  Node* conv = nullptr;
+  Node* relu = nullptr;  // dropped Relu, or null
+  Node* quant = nullptr;
+  DqParts x, w, b;
+  bool hasBias = false;
+  Value* yScale = nullptr;
+  Value* yZero = nullptr;  // null: absent
+};
+
+std::optional<ConvMatch> matchAt(Node* q) {
+  ConvMatch m;
+  m.quant = q;
+  const DType yT = q->output(0)->dtype();
+  if (!isQuant8(yT) || q->numInputs() < 2) return std::nullopt;
+  const Tensor* ys = constantOf(q, 1);
+  if (!ys || ys->dtype() != DType::kF32 || ys->numel() != 1) return std::nullopt;
+  int64_t yZero = 0;
+  if (q->hasInput(2)) {
+    const Tensor* yz = constantOf(q, 2);
+    if (!yz || yz->numel() != 1 || yz->dtype() != yT) return std::nullopt;
+    yZero = yz->intAt(0);
+    m.yZero = q->input(2);
+  }
+  m.yScale = q->input(1);
+  Node* p = q->input(0)->producer();
+  if (!p || soleUser(q->input(0)) != q) return std::nullopt;
+  if (p->kind() == "Relu") {
+    if (yZero != lowestOf(yT)) return std::nullopt;
+    m.relu = p;
+    p = p->input(0)->producer();
+    if (!p || soleUser(m.relu->input(0)) != m.relu) return std::nullopt;
+  }
+  if (p->kind() != "Conv" || p->numOutputs() != 1) return std::nullopt;
+  m.conv = p;
+  const int rank = p->input(0)->rank();
+  if (rank != 3 && rank != 4) return std::nullopt;
+  auto x = dqOf(p->input(0), 0);
+  if (!x || !isQuant8(x->q->dtype())) return std::nullopt;
+  const int64_t M = p->input(1)->rank() == rank ? p->input(1)->dims()[0] : -1;
+  auto w = dqOf(p->input(1), M);
+  if (M <= 0 || !w || !isQuant8(w->q->dtype()) || !w->q->isConstant() || !w->q->constant().hasData())
+    return std::nullopt;
+  m.x = *x;
+  m.w = *w;
+  if (p->hasInput(2)) {
+    auto b = dqOf(p->input(2), M);
+    if (!b || b->q->dtype() != DType::kI32 || !b->q->isConstant() || !b->q->constant().hasData() ||
+        b->q->rank() != 1 || b->q->dims()[0] != M)
+      return std::nullopt;
+    if (b->zero) {
+      const Tensor& z = b->zero->constant();
+      for (int64_t i = 0; i < z.numel(); ++i)
+        if (z.intAt(i) != 0) return std::nullopt;
+    }
+    // The bias's scale must be xs * ws[m] (QLinearConv's definition of its bias).
+    const float xs = static_cast<float>(x->scale->constant().floatAt(0));
+    const Tensor& ws = w->scale->constant();
+    const Tensor& bs = b->scale->constant();
+    for (int64_t i = 0; i < M; ++i) {
+      const float want = xs * static_cast<float>(ws.floatAt(ws.numel() == 1 ? 0 : i));
+      const double have = bs.floatAt(bs.numel() == 1 ? 0 : i);
+      if (!(std::fabs(have - want) <= 1e-6 * std::fabs(want))) return std::nullopt;
+    }
+    m.b = *b;
+    m.hasBias = true;
+  }
+  return m;
+}
+
+Value* zeroPoint(Graph& g, DType t, const Dims& dims, const std::string& base) {
+  return g.addConstant(g.uniqueName(base), Tensor::zeros(TensorType{t, dims}));
+}
+
+Status rewrite(Graph& g, const ConvMatch& m) {
+  const std::string base = m.conv->name().empty() ? m.conv->output(0)->name() : m.conv->name();
+  Value* xz = m.x.zero ? m.x.zero : zeroPoint(g, m.x.q->dtype(), {}, base + "/x_zero_point");
+  Value* wz = m.w.zero ? m.w.zero : zeroPoint(g, m.w.q->dtype(), m.w.scale->dims(), base + "/w_zero_point");
+  Value* yz = m.yZero ? m.yZero : zeroPoint(g, m.quant->output(0)->dtype(), {}, base + "/y_zero_point");
+  std::vector<Value*> ins = {m.x.q, m.x.scale, xz, m.w.q, m.w.scale, wz, m.yScale, yz};
+  if (m.hasBias) ins.push_back(m.b.q);
+  Node* n = g.createNode("QLinearConv", ins, {TensorType{}}, m.conv->attrs(), base + "/qlinear", m.quant);
+  MG_RETURN_IF_ERROR(inferNode(*n));
+  Value* old = m.quant->output(0);
+  if (n->output(0)->type() != old->type())
+    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
+                          old->type().str());
+  const std::string name = old->name();
+  g.replaceAllUsesWith(old, n->output(0));
+  g.eraseNode(m.quant);
+  if (m.relu) g.eraseNode(m.relu);
+  g.eraseNode(m.conv);
+  for (Node* dq : {m.w.node, m.hasBias ? m.b.node : nullptr})
+    if (dq && !dq->output(0)->hasUses() && !dq->output(0)->isGraphOutput()) g.eraseNode(dq);
+  g.renameValue(n->output(0), name);
+  return Status::success();
+}
+
+}  // namespace
+}  // namespace qdq
+
+Expected<bool> fuseQdq(Graph& g, const std::string& target) {
+  using namespace qdq;
+  if (!targetRunsIntegerConv(target)) return false;
+  bool changed = false;
+  std::set<const Node*> erased;
+  for (Node* q : g.nodes()) {
+    if (erased.count(q) || q->kind() != "QuantizeLinear") continue;
+    std::optional<ConvMatch> m = matchAt(q);
+    if (!m) continue;
+    erased.insert({m->conv, m->quant, m->relu, m->w.node, m->b.node});
+    MG_RETURN_IF_ERROR(rewrite(g, *m));
+    changed = true;
+  }
+  if (changed) g.removeDeadValues();
+  return changed;
+}
+
+namespace {
+class FuseQdqPass : public Pass {
+ public:
+  const char* name() const override { return "fuse-qdq"; }
+  const char* summary() const override {
+    return "DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> one integer QLinearConv (cpu)";
+  }
+  Expected<bool> run(Graph& g, PassContext& ctx) override { return fuseQdq(g, ctx.target); }
+};
+}  // namespace
+
+std::unique_ptr<Pass> makeFuseQdqPass() { return std::make_unique<FuseQdqPass>(); }
+
+}  // namespace magneto
