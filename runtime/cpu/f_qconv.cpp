@@ -87,96 +87,88 @@ QWeights* packWeights(const QGeom& g, const Tensor& W, int wShift) {
 inline __mmask16 tail16(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
 }
-inline __mmask16 range16(int64_t lo, int64_t hi) { return static_cast<__mmask16>(tail16(hi) & ~tail16(lo)); }
 
-// Valid t range [lo, hi) of 0 <= ix0 + t * s < w for t in [0, len).
-inline void validRange(int64_t ix0, int64_t s, int64_t w, int64_t len, int64_t* lo, int64_t* hi) {
-  int64_t l = ix0 >= 0 ? 0 : (-ix0 + s - 1) / s;
-  int64_t h = ix0 > w - 1 ? 0 : (w - 1 - ix0) / s + 1;
-  *lo = std::min(l, len);
-  *hi = std::max(*lo, std::min(h, len));
+// The computed grid and the phase-split copy of the input it reads. Output pixel (oy, ox) reads
+// padded input (oy * sh + ky * dh, ox * sw + kx * dw): in the copy, column phase px = (kx * dw) % sw
+// and row phase py = (ky * dh) % sh of each channel are planes of Rq x Wq bytes holding padded
+// input (r * sh + py, c * sw + px) at (r, c), the zero point outside the image. Tap k then reads
+// grid pixel q = oy * Wq + ox at q + tapOff[k] of its plane: every 48 consecutive grid pixels of
+// a tap are 48 consecutive bytes, whatever the padding, stride or dilation. The grid is Wq >= ow
+// columns wide; its pixels past ow are computed and not stored.
+struct Grid {
+  int64_t Wq, Rq, S, planeQ, P;  // columns, rows per phase plane, phases, plane bytes, grid pixels
+};
+
+Grid gridOf(const QGeom& g) {
+  Grid q;
+  q.Wq = g.ow + (g.kw - 1) * g.dw / g.sw;
+  q.Rq = g.oh + (g.kh - 1) * g.dh / g.sh;
+  q.S = g.sh * g.sw;
+  q.planeQ = q.Rq * q.Wq;
+  q.P = g.oh * q.Wq;
+  return q;
 }
 
-struct Run {
-  int64_t jj, len, iy0, ix0;  // panel pixels [jj, jj + len) on one output row; input origin
-};
-
-struct PackArgs {
-  const QGeom* g;
-  const uint8_t* x;       // the image's first channel plane
-  uint8_t fill;           // the (shifted) input zero point
-  uint8_t flip;           // 0x80 for int8 input (to uint8), else 0
-  const int64_t* cOff;    // per k: channel plane offset
-  const int32_t* kyOff;   // per k: ky * dh
-  const int32_t* kxOff;   // per k: kx * dw
-};
-
-// One im2col row (tap k) of the panel's pixels into dst[0, np), 16 pixels per masked load.
-inline void im2colRow(const PackArgs& p, const Run* runs, int nrun, int64_t k, uint8_t* dst) {
-  const QGeom& g = *p.g;
-  const __m128i fill = _mm_set1_epi8(static_cast<char>(p.fill));
-  const __m128i flip = _mm_set1_epi8(static_cast<char>(p.flip));
-  const uint8_t* plane = p.x + p.cOff[k];
-  for (int r = 0; r < nrun; ++r) {
-    const Run& run = runs[r];
-    const __mmask16 store = tail16(run.len);
-    const int64_t iy = run.iy0 + p.kyOff[k];
-    if (iy < 0 || iy >= g.h) {
-      _mm_mask_storeu_epi8(dst + run.jj, store, fill);
-      continue;
-    }
-    const int64_t ix0 = run.ix0 + p.kxOff[k];
-    int64_t lo, hi;
-    validRange(ix0, g.sw, g.w, run.len, &lo, &hi);
-    const uint8_t* src = plane + iy * g.w + ix0;
-    __m128i v;
+// Copies image channel c (flip applied) into its S phase planes, the zero point elsewhere; only
+// the phases some tap reads (used[ph]: a 1x1 stride-2 layer reads one of four).
+void phaseSplit(const QGeom& g, const Grid& q, const uint8_t* used, const uint8_t* x, uint8_t fill, uint8_t flip,
+                uint8_t* dst) {
+  for (int64_t ph = 0; ph < q.S; ++ph)
+    if (used[ph]) std::memset(dst + ph * q.planeQ, fill, static_cast<size_t>(q.planeQ));
+  const __m256i flip32 = _mm256_set1_epi8(static_cast<char>(flip));
+  for (int64_t iy = 0; iy < g.h; ++iy) {
+    const int64_t py = (iy + g.pt) % g.sh, r = (iy + g.pt) / g.sh;
+    if (r >= q.Rq) continue;
+    const uint8_t* src = x + iy * g.w;
+    // Input columns ix with column c = (ix + pl) / sw inside [0, Wq).
+    const int64_t ixEnd = std::min(g.w, q.Wq * g.sw - g.pl);
+    uint8_t* row = dst + py * g.sw * q.planeQ + r * q.Wq;  // phase (py, 0), row r
+    int64_t ix = 0;
     if (g.sw == 1) {
-      v = _mm_xor_si128(_mm_maskz_loadu_epi8(range16(lo, hi), src), flip);
-      v = _mm_mask_blend_epi8(range16(lo, hi), fill, v);
-    } else if (g.sw == 2) {
-      // Lane t reads byte 2t: the even bytes of a 32-byte load (the low byte of each 16-bit word).
-      uint32_t m32 = 0;
-      for (int64_t t = lo; t < hi; ++t) m32 |= 1u << (2 * t);
-      const __m256i wide = _mm256_maskz_loadu_epi8(static_cast<__mmask32>(m32), src);
-      v = _mm_xor_si128(_mm256_cvtepi16_epi8(wide), flip);
-      v = _mm_mask_blend_epi8(range16(lo, hi), fill, v);
-    } else {
-      alignas(16) uint8_t tmp[16];
-      for (int64_t t = 0; t < 16; ++t)
-        tmp[t] = t >= lo && t < hi ? static_cast<uint8_t>(src[t * g.sw] ^ p.flip) : p.fill;
-      v = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+      for (; ix < ixEnd; ix += 32) {
+        const __mmask32 m = ixEnd - ix >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << (ixEnd - ix)) - 1);
+        _mm256_mask_storeu_epi8(row + g.pl + ix, m, _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, src + ix), flip32));
+      }
+    } else if (g.sw == 2) {  // (writes both phases, read or not)
+      // 32 input columns from an even padded column: the even bytes to phase 0, the odd to phase 1.
+      if (ix < ixEnd && g.pl % 2) {
+        row[q.planeQ + (ix + g.pl) / 2] = static_cast<uint8_t>(src[ix] ^ flip);
+        ++ix;
+      }
+      for (; ix < ixEnd; ix += 32) {
+        const int64_t n = std::min<int64_t>(32, ixEnd - ix);
+        const __mmask32 m = n == 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << n) - 1);
+        const __m256i v = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, src + ix), flip32);
+        const int64_t c = (ix + g.pl) / 2;
+        _mm_mask_storeu_epi8(row + c, tail16((n + 1) / 2), _mm256_cvtepi16_epi8(v));
+        _mm_mask_storeu_epi8(row + q.planeQ + c, tail16(n / 2), _mm256_cvtepi16_epi8(_mm256_srli_epi16(v, 8)));
+      }
     }
-    _mm_mask_storeu_epi8(dst + run.jj, store, v);
+    for (; ix < ixEnd; ++ix) {
+      const int64_t px = (ix + g.pl) % g.sw;
+      if (used[py * g.sw + px]) row[px * q.planeQ + (ix + g.pl) / g.sw] = static_cast<uint8_t>(src[ix] ^ flip);
+    }
   }
 }
 
-// The panel of output pixels [j0, j0 + np) as [K4][kNP][4] bytes: pixel j's 4 bytes at k4 are the
-// im2col values of taps 4 k4 .. 4 k4 + 3 (the fill value past K: those weights are zero).
-void packPanel(const PackArgs& p, int64_t j0, int64_t np, uint8_t* panel) {
-  const QGeom& g = *p.g;
-  Run runs[kNP];
-  int nrun = 0;
-  for (int64_t jj = 0; jj < np;) {
-    const int64_t pix = j0 + jj, oy = pix / g.ow, ox = pix % g.ow;
-    const int64_t len = std::min({np - jj, g.ow - ox, int64_t{16}});
-    runs[nrun++] = Run{jj, len, oy * g.sh - g.pt, ox * g.sw - g.pl};
-    jj += len;
-  }
-  const int64_t K = g.K(), K4 = g.K4();
-  alignas(64) uint8_t rows[4][kNP];
-  for (int q = 0; q < 4; ++q) std::memset(rows[q], p.fill, kNP);
+// The panel of grid pixels [j0, j0 + kNP) as [K4][kNP][4] bytes: pixel j's 4 bytes at k4 are the
+// values of taps 4 k4 .. 4 k4 + 3 (fill past K: those weights are zero), interleaved byte by byte
+// from the 4 taps' rows.
+void packPanel(const int64_t* tapOff, int64_t K, int64_t K4, const uint8_t* split, const uint8_t* fillRow,
+               int64_t j0, uint8_t* panel) {
   for (int64_t k4 = 0; k4 < K4; ++k4) {
+    const uint8_t* src[4];
     for (int q = 0; q < 4; ++q) {
       const int64_t k = 4 * k4 + q;
-      if (k < K) im2colRow(p, runs, nrun, k, rows[q]);
-      else std::memset(rows[q], p.fill, kNP);
+      src[q] = k < K ? split + tapOff[k] + j0 : fillRow;
     }
     uint8_t* dst = panel + k4 * kNP * 4;
+#pragma GCC unroll 3
     for (int v = 0; v < kNV; ++v) {
-      const __m128i a = _mm_load_si128(reinterpret_cast<const __m128i*>(rows[0] + 16 * v));
-      const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(rows[1] + 16 * v));
-      const __m128i c = _mm_load_si128(reinterpret_cast<const __m128i*>(rows[2] + 16 * v));
-      const __m128i d = _mm_load_si128(reinterpret_cast<const __m128i*>(rows[3] + 16 * v));
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + 16 * v));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + 16 * v));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + 16 * v));
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[3] + 16 * v));
       const __m128i abLo = _mm_unpacklo_epi8(a, b), abHi = _mm_unpackhi_epi8(a, b);
       const __m128i cdLo = _mm_unpacklo_epi8(c, d), cdHi = _mm_unpackhi_epi8(c, d);
       __m128i* o = reinterpret_cast<__m128i*>(dst + 64 * v);
@@ -194,10 +186,44 @@ struct Requant {
   float zp, lo, hi;     // output zero point and range, as floats
 };
 
-// One tile: channels [m0, m0 + kMR) x the panel's np pixels, written to y (the image's output).
-void tile(const QGeom& g, const int32_t* wq, int64_t m0, const uint8_t* panel, int64_t j0, int64_t np,
+// Where a panel's pixel vectors go: the grid pixels of vector v that are output pixels (mask), and
+// the output index of the first of them. Those of one vector are consecutive in the output (a
+// row's last pixels are followed by the next row's first), so one compressing store writes them.
+struct PanelStore {
+  __mmask16 mask[kNV];
+  int64_t start[kNV];
+};
+
+PanelStore panelStore(const QGeom& g, const Grid& q, int64_t j0) {
+  PanelStore ps;
+  for (int v = 0; v < kNV; ++v) {
+    const int64_t p0 = j0 + 16 * v;
+    ps.start[v] = (p0 / q.Wq) * g.ow + std::min(p0 % q.Wq, g.ow);
+    uint32_t m = 0;
+    for (int l = 0; l < 16; ++l) {
+      const int64_t p = p0 + l;
+      if (p < q.P && p % q.Wq < g.ow) m |= 1u << l;
+    }
+    ps.mask[v] = static_cast<__mmask16>(m);
+  }
+  return ps;
+}
+
+inline void storeBytes(uint8_t* y, __mmask16 mask, __m128i bytes) {
+#if defined(__AVX512VBMI2__)
+  _mm_mask_compressstoreu_epi8(y, mask, bytes);
+#else
+  alignas(16) uint8_t b[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(b), bytes);
+  for (int l = 0; l < 16; ++l)
+    if (mask >> l & 1) *y++ = b[l];
+#endif
+}
+
+// One tile: channels [m0, m0 + kMR) x the panel's pixels, written to y (the image's output).
+void tile(const QGeom& g, int64_t K4, const int32_t* wq, int64_t m0, const uint8_t* panel, const PanelStore& ps,
           const Requant& rq, uint8_t* y) {
-  const int64_t K4 = g.K4(), P = g.oh * g.ow;
+  const int64_t P = g.oh * g.ow;
   __m512i acc[kMR][kNV];
   for (int r = 0; r < kMR; ++r)
     for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_setzero_si512();
@@ -218,12 +244,12 @@ void tile(const QGeom& g, const int32_t* wq, int64_t m0, const uint8_t* panel, i
     const int64_t m = m0 + r;
     const __m512i corr = _mm512_set1_epi32(rq.corr[m]);
     const __m512 mult = _mm512_set1_ps(rq.mult[m]);
-    for (int v = 0; v < kNV && 16 * v < np; ++v) {
+    for (int v = 0; v < kNV; ++v) {
+      if (!ps.mask[v]) continue;
       const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], corr));
       __m512 t = _mm512_roundscale_ps(_mm512_mul_ps(f, mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, zp), lo), hi);
-      const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t));
-      _mm_mask_storeu_epi8(y + m * P + j0 + 16 * v, tail16(np - 16 * v), bytes);
+      storeBytes(y + m * P + ps.start[v], ps.mask[v], _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
     }
   }
 }
@@ -319,29 +345,50 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
                    s8y ? 127.f : 255.f};
 
-  const int64_t K = g.K(), kk = g.kh * g.kw, plane = g.h * g.w, P = g.oh * g.ow;
-  std::vector<int64_t> cOff(K);
-  std::vector<int32_t> kyOff(K), kxOff(K);
-  for (int64_t k = 0; k < K; ++k) {
-    cOff[k] = (k / kk) * plane;
-    kyOff[k] = static_cast<int32_t>((k % kk) / g.kw * g.dh);
-    kxOff[k] = static_cast<int32_t>((k % kk) % g.kw * g.dw);
-  }
-  const int64_t panels = (P + kNP - 1) / kNP, mTiles = (g.m + kMR - 1) / kMR;
-  const int64_t panelBytes = g.K4() * kNP * 4;
+  const int64_t K = g.K(), K4 = g.K4(), kk = g.kh * g.kw, plane = g.h * g.w;
+  const Grid q = gridOf(g);
+  // Per tap k = (c, ky, kx): its offset in the phase-split copy of the image.
+  std::vector<int64_t> tapOff(K);
+  std::vector<uint8_t> usedPhase(static_cast<size_t>(q.S), 0);
+  for (int64_t ky = 0, k = 0; ky < g.kh; ++ky)
+    for (int64_t kx = 0; kx < g.kw; ++kx, ++k) {  // channel 0's taps; channel c adds c * S * planeQ
+      const int64_t ph = (ky * g.dh % g.sh) * g.sw + kx * g.dw % g.sw;
+      usedPhase[ph] = 1;
+      tapOff[k] = ph * q.planeQ + (ky * g.dh / g.sh) * q.Wq + kx * g.dw / g.sw;
+    }
+  for (int64_t k = kk; k < K; ++k) tapOff[k] = tapOff[k - kk] + q.S * q.planeQ;
+  // The copy, with a panel's width of slack (the last panel's reads past the grid feed pixels
+  // that are not stored), and a row of the fill value for taps past K.
+  const int64_t imageBytes = g.c * q.S * q.planeQ, slack = kNP + q.Wq + 64;
+  static thread_local fast::Scratch splitS;
+  auto* split = reinterpret_cast<uint8_t*>(splitS.get((imageBytes + slack + 3) / 4));
+  alignas(64) uint8_t fillRow[kNP];
+  std::memset(fillRow, static_cast<uint8_t>(xzp), kNP);
+  const int64_t panels = (q.P + kNP - 1) / kNP, mTiles = (g.m + kMR - 1) / kMR;
+  const int64_t panelBytes = K4 * kNP * 4;
+  const uint8_t fill = static_cast<uint8_t>(xzp), flip = static_cast<uint8_t>(xShift ? 0x80 : 0);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(Y.data);
-  parallelFor(ctx.pool, g.n * panels, 1, [&](int64_t b, int64_t e) {
-    static thread_local fast::Scratch scratch;
-    auto* panel = reinterpret_cast<uint8_t*>(scratch.get((panelBytes + 3) / 4));
-    for (int64_t item = b; item < e; ++item) {
-      const int64_t n = item / panels, j0 = item % panels * kNP, np = std::min<int64_t>(kNP, P - j0);
-      const PackArgs pa{&g, x + n * g.c * plane, static_cast<uint8_t>(xzp), static_cast<uint8_t>(xShift ? 0x80 : 0),
-                        cOff.data(), kyOff.data(), kxOff.data()};
-      packPanel(pa, j0, np, panel);
-      for (int64_t mt = 0; mt < mTiles; ++mt) tile(g, qw->w.data(), mt * kMR, panel, j0, np, rq, y + n * g.m * P);
-    }
-  });
+  for (int64_t n = 0; n < g.n; ++n) {
+    const uint8_t* xn = x + n * g.c * plane;
+    parallelFor(ctx.pool, g.c, 8, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c)
+        phaseSplit(g, q, usedPhase.data(), xn + c * plane, fill, flip,
+                   split + c * q.S * q.planeQ);
+    });
+    std::memset(split + imageBytes, fill, static_cast<size_t>(slack));
+    uint8_t* yn = y + n * g.m * g.oh * g.ow;
+    parallelFor(ctx.pool, panels, 1, [&](int64_t b, int64_t e) {
+      static thread_local fast::Scratch scratch;
+      auto* panel = reinterpret_cast<uint8_t*>(scratch.get((panelBytes + 3) / 4));
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t j0 = item * kNP;
+        packPanel(tapOff.data(), K, K4, split, fillRow, j0, panel);
+        const PanelStore ps = panelStore(g, q, j0);
+        for (int64_t mt = 0; mt < mTiles; ++mt) tile(g, K4, qw->w.data(), mt * kMR, panel, ps, rq, yn);
+      }
+    });
+  }
   return 0;
 #else
   return fallback();

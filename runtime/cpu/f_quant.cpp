@@ -25,6 +25,7 @@
 namespace mgrt {
 namespace {
 
+#if defined(MG_QUANT_AVX512)
 constexpr int64_t kChunk = 16 * 1024;  // elements per parallel item
 
 // One scalar parameter: a one-element operand (absent: 0).
@@ -36,6 +37,7 @@ bool scalarParam(const Tensor* in, int nin, int i, int32_t dtype, bool* present)
 int32_t zeroAt(const Tensor& t) {
   return t.dtype == kU8 ? int32_t(t.as<uint8_t>()[0]) : int32_t(t.as<int8_t>()[0]);
 }
+#endif
 
 }  // namespace
 

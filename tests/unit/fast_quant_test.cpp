@@ -151,6 +151,9 @@ TEST_P(FastQConv, MatchesTheFormulaByteForByte) {
       {1, 5, 13, 17, 7, 3, 5, 2, 1, 1, 1, 0, 2, 1, 0, 1, true, true, true, true, true, 128},     // asym, u8w
       {1, 9, 10, 31, 11, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},   // stride 3
       {1, 32, 8, 8, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, false, false, false, true, true, 0},    // 1x1 s2
+      {1, 6, 20, 70, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, false, false, true, true, 0},    // 3x3/2, wide rows
+      {1, 5, 9, 41, 9, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, false, false, true, true, true, 0},     // 3x3/2 no pad
+      {1, 4, 11, 37, 6, 5, 5, 3, 2, 2, 1, 2, 1, 3, 2, 1, false, true, false, true, true, 128},   // strides 3x2, dil
       {1, 64, 7, 7, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},    // 7x7 plane
       {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},  // many panels
       {3, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, false, false, 0},      // batch 3
