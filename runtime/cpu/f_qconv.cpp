@@ -52,8 +52,9 @@ struct QGeom {
   int64_t K4() const { return (K() + 3) / 4; }
 };
 
-// The weights as the kernel reads them: [m rounded up to kMR][K4] dwords of 4 signed bytes (zero
-// past K and past m), and per output channel the sum of its (shifted) weights.
+// The weights as the kernel reads them: per tile of kMR output channels, [K4][kMR] dwords of 4
+// signed bytes (one cache line holds two k4 steps of the tile's 8 channels; zero past K and past
+// m), and per output channel the sum of its (shifted) weights.
 struct QWeights {
   std::vector<int32_t> w;
   std::vector<int32_t> wsum;
@@ -71,12 +72,13 @@ QWeights* packWeights(const QGeom& g, const Tensor& W, int wShift) {
   q->w.assign(static_cast<size_t>(mPad * K4), 0);
   q->wsum.assign(static_cast<size_t>(g.m), 0);
   const bool u8 = W.dtype == kU8;
+  auto* dst = reinterpret_cast<int8_t*>(q->w.data());
   for (int64_t m = 0; m < g.m; ++m) {
     int64_t sum = 0;
-    auto* dst = reinterpret_cast<int8_t*>(q->w.data() + m * K4);
+    const int64_t mt = m / kMR, r = m % kMR;
     for (int64_t k = 0; k < K; ++k) {
       const int v = (u8 ? int(W.as<uint8_t>()[m * K + k]) : int(W.as<int8_t>()[m * K + k])) - wShift;
-      dst[k] = static_cast<int8_t>(v);
+      dst[((mt * K4 + k / 4) * kMR + r) * 4 + k % 4] = static_cast<int8_t>(v);
       sum += v;
     }
     q->wsum[m] = static_cast<int32_t>(sum);
@@ -224,21 +226,30 @@ inline void storeBytes(uint8_t* y, __mmask16 mask, __m128i bytes) {
 void tile(const QGeom& g, int64_t K4, const int32_t* wq, int64_t m0, const uint8_t* panel, const PanelStore& ps,
           const Requant& rq, uint8_t* y) {
   const int64_t P = g.oh * g.ow;
+  // Every index into acc a constant after unrolling, so the 24 accumulators stay in registers
+  // (a loop bound that depends on m, as in the store below, made GCC keep them on the stack).
   __m512i acc[kMR][kNV];
+#pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 3
     for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_setzero_si512();
-  const int32_t* w = wq + m0 * K4;
+  const int32_t* w = wq + m0 * K4;  // [k4][kMR] dwords for this tile
   for (int64_t k4 = 0; k4 < K4; ++k4) {
     const __m512i* b = reinterpret_cast<const __m512i*>(panel + k4 * kNP * 4);
     const __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 1), b2 = _mm512_load_si512(b + 2);
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
-      const __m512i a = _mm512_set1_epi32(w[r * K4 + k4]);
+      const __m512i a = _mm512_set1_epi32(w[k4 * kMR + r]);
       acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, a);
       acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, a);
       acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], b2, a);
     }
   }
+  alignas(64) int32_t sums[kMR][kNP];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < kNV; ++v) _mm512_store_si512(sums[r] + 16 * v, acc[r][v]);
   const __m512 zp = _mm512_set1_ps(rq.zp), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
   for (int r = 0; r < kMR && m0 + r < g.m; ++r) {
     const int64_t m = m0 + r;
@@ -246,7 +257,7 @@ void tile(const QGeom& g, int64_t K4, const int32_t* wq, int64_t m0, const uint8
     const __m512 mult = _mm512_set1_ps(rq.mult[m]);
     for (int v = 0; v < kNV; ++v) {
       if (!ps.mask[v]) continue;
-      const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], corr));
+      const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_load_si512(sums[r] + 16 * v), corr));
       __m512 t = _mm512_roundscale_ps(_mm512_mul_ps(f, mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(t, zp), lo), hi);
       storeBytes(y + m * P + ps.start[v], ps.mask[v], _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));

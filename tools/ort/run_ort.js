@@ -4,7 +4,13 @@
 //
 //   node tools/ort/run_ort.js MODEL.onnx --inputs in0.pb [in1.pb ...] [--outputs-dir DIR]
 //                             [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]
+//                             [--no-graph-opt] [--ranges]
 //
+// --ranges: prints `range<TAB>OUTPUT<TAB>MIN<TAB>MAX` for each float32 output (NaN ignored), the
+// calibration statistics of tools/quantize/quantize.py (no output files needed).
+// --no-graph-opt: onnxruntime's graph optimizations off, so every node runs as the ONNX graph
+// says (a QDQ model dequantizes, computes in float and quantizes, instead of being fused into
+// integer QLinear kernels): the reference semantics of the operator documents.
 // Inputs are ONNX TensorProto files (as in the ONNX backend test data sets). They bind to the
 // model's inputs by the name stored in the file when it matches one, else by position. Outputs
 // are written as DIR/output_K.pb (TensorProto, raw_data), K in the model's output order.
@@ -217,14 +223,14 @@ function encodeTensorProto(name, type, dims, data) {
 function usage(msg) {
   if (msg) console.error(`run_ort: ${msg}`);
   console.error('usage: node run_ort.js MODEL.onnx --inputs in0.pb [in1.pb ...] [--outputs-dir DIR]\n' +
-    '                   [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet]\n' +
+    '                   [--threads N] [--bench RUNS] [--warmup W] [--profile RUNS] [--quiet] [--no-graph-opt] [--ranges]\n' +
     '       node run_ort.js --batch FILE     (one JSON array of the arguments above per line)');
   process.exit(2);
 }
 
 // bad(msg) reports a bad argument: usage (exits) on the command line, a throw in a --batch line.
 function parseArgs(argv, bad = usage) {
-  const a = { model: null, inputs: [], outputsDir: null, threads: 1, bench: 0, warmup: -1, profile: 0, quiet: false };
+  const a = { model: null, inputs: [], outputsDir: null, threads: 1, bench: 0, warmup: -1, profile: 0, quiet: false, graphOpt: true, ranges: false };
   for (let i = 0; i < argv.length; i++) {
     const s = argv[i];
     const next = () => { if (i + 1 >= argv.length) bad(`${s} needs a value`); return argv[++i]; };
@@ -236,6 +242,8 @@ function parseArgs(argv, bad = usage) {
     else if (s === '--warmup') a.warmup = parseInt(next(), 10);
     else if (s === '--profile') a.profile = parseInt(next(), 10);
     else if (s === '--quiet') a.quiet = true;
+    else if (s === '--no-graph-opt') a.graphOpt = false;
+    else if (s === '--ranges') a.ranges = true;
     else if (s === '-h' || s === '--help') bad();
     else if (s.startsWith('--')) bad(`unknown option ${s}`);
     else if (!a.model) a.model = s;
@@ -247,11 +255,12 @@ function parseArgs(argv, bad = usage) {
   return a;
 }
 
-// The CPU session every run uses: all graph optimizations, args.threads intra-op threads.
+// The CPU session every run uses: all graph optimizations (none with --no-graph-opt),
+// args.threads intra-op threads.
 function sessionOptions(args, extra = {}) {
   return {
     executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
+    graphOptimizationLevel: args.graphOpt ? 'all' : 'disabled',
     intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -362,6 +371,19 @@ async function runOne(ort, args) {
       const file = path.join(args.outputsDir, `output_${k}.pb`);
       fs.writeFileSync(file, encodeTensorProto(name, t.type, t.dims.map(Number), t.data));
       if (!args.quiet) console.log(`${name}: ${t.type} [${t.dims.join(',')}] -> ${file}`);
+    });
+  }
+
+  if (args.ranges) {
+    session.outputNames.forEach((name) => {
+      const t = results[name];
+      if (t.type !== 'float32') return;
+      let lo = Infinity, hi = -Infinity;
+      for (const v of t.data) {
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+      }
+      console.log(`range\t${name}\t${lo}\t${hi}`);
     });
   }
 
