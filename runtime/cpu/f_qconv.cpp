@@ -97,8 +97,14 @@ inline __mmask16 tail16(int64_t n) {
 // grid pixel q = oy * Wq + ox at q + tapOff[k] of its plane: every 48 consecutive grid pixels of
 // a tap are 48 consecutive bytes, whatever the padding, stride or dilation. The grid is Wq >= ow
 // columns wide; its pixels past ow are computed and not stored.
+//
+// On narrow planes (ow <= 16: ResNet's 14x14 and 7x7 layers) the grid's extra columns would be an
+// eighth to nearly a third of the work, so there the panels hold the output pixels only ("dense"):
+// each tap's row of a panel is gathered from the copy one output row (at most 16 bytes) at a time.
 struct Grid {
-  int64_t Wq, Rq, S, planeQ, P;  // columns, rows per phase plane, phases, plane bytes, grid pixels
+  int64_t Wq, Rq, S, planeQ;  // columns, rows per phase plane, phases, plane bytes
+  bool dense;                 // panels hold output pixels only (else grid pixels)
+  int64_t P;                  // pixels computed: oh * ow dense, else oh * Wq
 };
 
 Grid gridOf(const QGeom& g) {
@@ -107,7 +113,8 @@ Grid gridOf(const QGeom& g) {
   q.Rq = g.oh + (g.kh - 1) * g.dh / g.sh;
   q.S = g.sh * g.sw;
   q.planeQ = q.Rq * q.Wq;
-  q.P = g.oh * q.Wq;
+  q.dense = g.ow <= 16 && q.Wq > g.ow;
+  q.P = g.oh * (q.dense ? g.ow : q.Wq);
   return q;
 }
 
@@ -153,6 +160,24 @@ void phaseSplit(const QGeom& g, const Grid& q, const uint8_t* used, const uint8_
   }
 }
 
+// Four taps' rows of kNP bytes -> [kNP][4]: pixel j's 4 bytes are the 4 rows' byte j.
+inline void interleave4(const uint8_t* const* src, uint8_t* dst) {
+#pragma GCC unroll 3
+  for (int v = 0; v < kNV; ++v) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + 16 * v));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + 16 * v));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + 16 * v));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[3] + 16 * v));
+    const __m128i abLo = _mm_unpacklo_epi8(a, b), abHi = _mm_unpackhi_epi8(a, b);
+    const __m128i cdLo = _mm_unpacklo_epi8(c, d), cdHi = _mm_unpackhi_epi8(c, d);
+    __m128i* o = reinterpret_cast<__m128i*>(dst + 64 * v);
+    _mm_store_si128(o + 0, _mm_unpacklo_epi16(abLo, cdLo));  // pixels 0-3
+    _mm_store_si128(o + 1, _mm_unpackhi_epi16(abLo, cdLo));  // 4-7
+    _mm_store_si128(o + 2, _mm_unpacklo_epi16(abHi, cdHi));  // 8-11
+    _mm_store_si128(o + 3, _mm_unpackhi_epi16(abHi, cdHi));  // 12-15
+  }
+}
+
 // The panel of grid pixels [j0, j0 + kNP) as [K4][kNP][4] bytes: pixel j's 4 bytes at k4 are the
 // values of taps 4 k4 .. 4 k4 + 3 (fill past K: those weights are zero), interleaved byte by byte
 // from the 4 taps' rows.
@@ -164,21 +189,41 @@ void packPanel(const int64_t* tapOff, int64_t K, int64_t K4, const uint8_t* spli
       const int64_t k = 4 * k4 + q;
       src[q] = k < K ? split + tapOff[k] + j0 : fillRow;
     }
-    uint8_t* dst = panel + k4 * kNP * 4;
-#pragma GCC unroll 3
-    for (int v = 0; v < kNV; ++v) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + 16 * v));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + 16 * v));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + 16 * v));
-      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[3] + 16 * v));
-      const __m128i abLo = _mm_unpacklo_epi8(a, b), abHi = _mm_unpackhi_epi8(a, b);
-      const __m128i cdLo = _mm_unpacklo_epi8(c, d), cdHi = _mm_unpackhi_epi8(c, d);
-      __m128i* o = reinterpret_cast<__m128i*>(dst + 64 * v);
-      _mm_store_si128(o + 0, _mm_unpacklo_epi16(abLo, cdLo));  // pixels 0-3
-      _mm_store_si128(o + 1, _mm_unpackhi_epi16(abLo, cdLo));  // 4-7
-      _mm_store_si128(o + 2, _mm_unpacklo_epi16(abHi, cdHi));  // 8-11
-      _mm_store_si128(o + 3, _mm_unpackhi_epi16(abHi, cdHi));  // 12-15
+    interleave4(src, panel + k4 * kNP * 4);
+  }
+}
+
+// The dense panel of output pixels [j0, j0 + kNP): as packPanel, each tap's row gathered from the
+// copy one output row at a time (runs of at most ow <= 16 bytes).
+void packPanelDense(const QGeom& g, const Grid& q, const int64_t* tapOff, int64_t K, int64_t K4,
+                    const uint8_t* split, uint8_t fill, int64_t j0, uint8_t* panel) {
+  struct Run {
+    int64_t jj, src;  // panel position, offset of its first pixel in a tap's plane
+    __mmask16 mask;
+  };
+  Run runs[kNP];
+  int nrun = 0;
+  for (int64_t jj = 0; jj < kNP && j0 + jj < q.P;) {
+    const int64_t p = j0 + jj, oy = p / g.ow, ox = p % g.ow;
+    const int64_t len = std::min({kNP - jj, q.P - p, g.ow - ox});
+    runs[nrun++] = Run{jj, oy * q.Wq + ox, tail16(len)};
+    jj += len;
+  }
+  alignas(64) uint8_t rows[4][kNP];
+  for (int r = 0; r < 4; ++r) std::memset(rows[r], fill, kNP);
+  for (int64_t k4 = 0; k4 < K4; ++k4) {
+    for (int r = 0; r < 4; ++r) {
+      const int64_t k = 4 * k4 + r;
+      if (k >= K) {
+        std::memset(rows[r], fill, kNP);
+        continue;
+      }
+      const uint8_t* plane = split + tapOff[k];
+      for (int i = 0; i < nrun; ++i)
+        _mm_mask_storeu_epi8(rows[r] + runs[i].jj, runs[i].mask, _mm_maskz_loadu_epi8(runs[i].mask, plane + runs[i].src));
     }
+    const uint8_t* src[4] = {rows[0], rows[1], rows[2], rows[3]};
+    interleave4(src, panel + k4 * kNP * 4);
   }
 }
 
@@ -200,6 +245,11 @@ PanelStore panelStore(const QGeom& g, const Grid& q, int64_t j0) {
   PanelStore ps;
   for (int v = 0; v < kNV; ++v) {
     const int64_t p0 = j0 + 16 * v;
+    if (q.dense) {
+      ps.start[v] = p0;
+      ps.mask[v] = tail16(q.P - p0);
+      continue;
+    }
     ps.start[v] = (p0 / q.Wq) * g.ow + std::min(p0 % q.Wq, g.ow);
     uint32_t m = 0;
     for (int l = 0; l < 16; ++l) {
@@ -222,40 +272,43 @@ inline void storeBytes(uint8_t* y, __mmask16 mask, __m128i bytes) {
 #endif
 }
 
-// One tile: channels [m0, m0 + kMR) x the panel's pixels, written to y (the image's output).
+// One tile: channels [m0, m0 + kMR) x the panel's first NV pixel vectors (the last panel of a
+// small plane holds fewer than kNV), written to y (the image's output).
+template <int NV>
 void tile(const QGeom& g, int64_t K4, const int32_t* wq, int64_t m0, const uint8_t* panel, const PanelStore& ps,
           const Requant& rq, uint8_t* y) {
   const int64_t P = g.oh * g.ow;
-  // Every index into acc a constant after unrolling, so the 24 accumulators stay in registers
-  // (a loop bound that depends on m, as in the store below, made GCC keep them on the stack).
-  __m512i acc[kMR][kNV];
+  // Every index into acc a constant after unrolling, so the accumulators stay in registers (a
+  // loop bound that depends on m, as in the store below, made GCC keep them on the stack).
+  __m512i acc[kMR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r)
 #pragma GCC unroll 3
-    for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
   const int32_t* w = wq + m0 * K4;  // [k4][kMR] dwords for this tile
   for (int64_t k4 = 0; k4 < K4; ++k4) {
     const __m512i* b = reinterpret_cast<const __m512i*>(panel + k4 * kNP * 4);
-    const __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 1), b2 = _mm512_load_si512(b + 2);
+    __m512i bv[NV];
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_si512(b + v);
 #pragma GCC unroll 8
     for (int r = 0; r < kMR; ++r) {
       const __m512i a = _mm512_set1_epi32(w[k4 * kMR + r]);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, a);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, a);
-      acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], b2, a);
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], a);
     }
   }
   alignas(64) int32_t sums[kMR][kNP];
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r)
 #pragma GCC unroll 3
-    for (int v = 0; v < kNV; ++v) _mm512_store_si512(sums[r] + 16 * v, acc[r][v]);
+    for (int v = 0; v < NV; ++v) _mm512_store_si512(sums[r] + 16 * v, acc[r][v]);
   const __m512 zp = _mm512_set1_ps(rq.zp), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
   for (int r = 0; r < kMR && m0 + r < g.m; ++r) {
     const int64_t m = m0 + r;
     const __m512i corr = _mm512_set1_epi32(rq.corr[m]);
     const __m512 mult = _mm512_set1_ps(rq.mult[m]);
-    for (int v = 0; v < kNV; ++v) {
+    for (int v = 0; v < NV; ++v) {
       if (!ps.mask[v]) continue;
       const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_load_si512(sums[r] + 16 * v), corr));
       __m512 t = _mm512_roundscale_ps(_mm512_mul_ps(f, mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -265,7 +318,11 @@ void tile(const QGeom& g, int64_t K4, const int32_t* wq, int64_t m0, const uint8
   }
 }
 
-// The scalar at t (uint8, int8 or int32 zero points; float scales).
+using TileFn = void (*)(const QGeom&, int64_t, const int32_t*, int64_t, const uint8_t*, const PanelStore&,
+                        const Requant&, uint8_t*);
+constexpr TileFn kTiles[kNV + 1] = {nullptr, tile<1>, tile<2>, tile<3>};
+
+// The scalar at t (uint8, int8 or int32 zero points).
 int32_t intAt(const Tensor& t, int64_t i) {
   switch (t.dtype) {
     case kU8: return t.as<uint8_t>()[i];
@@ -377,6 +434,10 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   std::memset(fillRow, static_cast<uint8_t>(xzp), kNP);
   const int64_t panels = (q.P + kNP - 1) / kNP, mTiles = (g.m + kMR - 1) / kMR;
   const int64_t panelBytes = K4 * kNP * 4;
+  // Loop order: channel tiles outside when the weights outweigh all the panels and the panels fit
+  // the core's L2 (see below), else panels outside (each panel packed once, all tiles over it).
+  const int64_t weightBytes = mTiles * kMR * K4 * 4;
+  const bool channelMajor = panels * panelBytes <= 512 * 1024 && weightBytes > 2 * panels * panelBytes;
   const uint8_t fill = static_cast<uint8_t>(xzp), flip = static_cast<uint8_t>(xShift ? 0x80 : 0);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(Y.data);
@@ -389,14 +450,47 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
     });
     std::memset(split + imageBytes, fill, static_cast<size_t>(slack));
     uint8_t* yn = y + n * g.m * g.oh * g.ow;
-    parallelFor(ctx.pool, panels, 1, [&](int64_t b, int64_t e) {
+    auto pack = [&](int64_t j0, uint8_t* dst) {
+      if (q.dense) packPanelDense(g, q, tapOff.data(), K, K4, split, fill, j0, dst);
+      else packPanel(tapOff.data(), K, K4, split, fillRow, j0, dst);
+    };
+    const int64_t threads = ctx.pool ? ctx.pool->threads() : 1;
+    if (channelMajor) {
+      // Few pixels, many weights (ResNet's 7x7 and 14x14 layers: 2.4 MB of weights against 0.4 MB
+      // of panels): every thread packs all the panels once, then its share of channel tiles runs
+      // over them, so each tile's weights are read from memory once, not once per panel.
+      parallelFor(ctx.pool, mTiles, 1, [&](int64_t b, int64_t e) {
+        static thread_local fast::Scratch scratch;
+        auto* all = reinterpret_cast<uint8_t*>(scratch.get((panels * panelBytes + 3) / 4));
+        for (int64_t pi = 0; pi < panels; ++pi)
+          pack(pi * kNP, all + pi * panelBytes);
+        for (int64_t mt = b; mt < e; ++mt)
+          for (int64_t pi = 0; pi < panels; ++pi) {
+            const PanelStore ps = panelStore(g, q, pi * kNP);
+            kTiles[std::min<int64_t>(kNV, (q.P - pi * kNP + 15) / 16)](g, K4, qw->w.data(), mt * kMR,
+                                                                      all + pi * panelBytes, ps, rq, yn);
+          }
+      });
+      continue;
+    }
+    // Items are (panel, group of output-channel tiles): a small plane has fewer panels than the
+    // pool has threads to keep busy, so its channel tiles are split too (each item packs its panel).
+    const int64_t groups = std::min<int64_t>(mTiles, std::max<int64_t>(1, (4 * threads + panels - 1) / panels));
+    const int64_t perGroup = (mTiles + groups - 1) / groups;
+    parallelFor(ctx.pool, panels * groups, 1, [&](int64_t b, int64_t e) {
       static thread_local fast::Scratch scratch;
       auto* panel = reinterpret_cast<uint8_t*>(scratch.get((panelBytes + 3) / 4));
+      int64_t packed = -1;
       for (int64_t item = b; item < e; ++item) {
-        const int64_t j0 = item * kNP;
-        packPanel(tapOff.data(), K, K4, split, fillRow, j0, panel);
+        const int64_t pi = item / groups, grp = item % groups, j0 = pi * kNP;
+        if (pi != packed) {
+          pack(j0, panel);
+          packed = pi;
+        }
         const PanelStore ps = panelStore(g, q, j0);
-        for (int64_t mt = 0; mt < mTiles; ++mt) tile(g, K4, qw->w.data(), mt * kMR, panel, ps, rq, yn);
+        const TileFn fn = kTiles[std::min<int64_t>(kNV, (q.P - j0 + 15) / 16)];
+        for (int64_t mt = grp * perGroup; mt < std::min(mTiles, (grp + 1) * perGroup); ++mt)
+          fn(g, K4, qw->w.data(), mt * kMR, panel, ps, rq, yn);
       }
     });
   }

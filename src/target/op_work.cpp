@@ -86,15 +86,18 @@ OpWork opWork(const Node& n) {
   const std::string& k = n.kind();
   const OpSchema* schema = n.schema();
 
-  if (k == "Conv" && n.hasInput(1) && x && y) {
-    const Value* wt = n.input(1);
+  // The integer convolutions count their multiply-adds the same way (2 operations each; the
+  // weight is QLinearConv's operand 3).
+  const size_t convWeight = k == "QLinearConv" ? 3 : 1;
+  if ((k == "Conv" || k == "ConvInteger" || k == "QLinearConv") && n.hasInput(convWeight) && x && y) {
+    const Value* wt = n.input(convWeight);
     int64_t group = std::max<int64_t>(n.attrs().getInt("group", 1), 1);
     int64_t batch = dim(y, 0), cout = dim(y, 1), spatial = prodFrom(y, 2);
     int64_t cinPerGroup = dim(wt, 1), kernel = prodFrom(wt, 2);
     w.cls = OpWork::Class::kGemm;
     w.gemm = {group, batch * spatial, std::max<int64_t>(cout / group, 1), cinPerGroup * kernel};
     w.flops = 2.0 * batch * cout * spatial * cinPerGroup * kernel;
-    if (n.hasInput(2)) w.flops += static_cast<double>(outN);
+    if (n.hasInput(k == "QLinearConv" ? 8 : 2)) w.flops += static_cast<double>(outN);
     w.flops += epilogueFlops(n);
     w.note = fmt::format("implicit GEMM {}x{}x{}x{}{}", w.gemm.batch, w.gemm.m, w.gemm.n, w.gemm.k,
                          group > 1 ? (group == dim(x, 1) ? " (depthwise)" : " (grouped)") : "");

@@ -5,6 +5,8 @@
 //   kernel_bench [--threads N] [--reps N] [--no-ref] [--only SUBSTRING] [--cpu-time] [--cold] [--residual]
 // --threads 1 --cpu-time times by thread CPU time (meaningful on a shared, loaded machine).
 //   kernel_bench --gemm M N K [--reps N]   (one single-thread SGEMM, for perf stat -e cycles)
+//   kernel_bench --qconv [--threads N] [--only SUBSTRING]   (the int8 QLinearConv kernel on
+//                ResNet-18's layers, against the core's measured vpdpbusd peak)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -102,6 +104,76 @@ double peakGflops() {
   if (tmp[0] == 12345.f) std::printf(" ");
   return 2.0 * lanes * 12 * iters / t / 1e9;
 #endif
+}
+
+// vpdpbusd throughput of one core (12 independent chains), in int8 multiply-adds per second.
+double vnniPeakGmacs() {
+#if defined(__AVX512VNNI__)
+  __m512i a0 = _mm512_set1_epi32(0), a1 = _mm512_set1_epi32(1), a2 = _mm512_set1_epi32(2), a3 = _mm512_set1_epi32(3);
+  __m512i a4 = _mm512_set1_epi32(4), a5 = _mm512_set1_epi32(5), a6 = _mm512_set1_epi32(6), a7 = _mm512_set1_epi32(7);
+  __m512i a8 = _mm512_set1_epi32(8), a9 = _mm512_set1_epi32(9), a10 = _mm512_set1_epi32(10), a11 = _mm512_set1_epi32(11);
+  const __m512i x = _mm512_set1_epi8(3), y = _mm512_set1_epi8(-2);
+  const int64_t iters = 1000000;
+  double t = 1e30;
+  for (int rep = 0; rep < 20; ++rep) {
+    double t0 = gCpuClock ? threadCpuNow() : now();
+    for (int64_t it = 0; it < iters; ++it) {
+#define MG_DP(v) v = _mm512_dpbusd_epi32(v, x, y)
+      MG_DP(a0); MG_DP(a1); MG_DP(a2); MG_DP(a3); MG_DP(a4); MG_DP(a5);
+      MG_DP(a6); MG_DP(a7); MG_DP(a8); MG_DP(a9); MG_DP(a10); MG_DP(a11);
+#undef MG_DP
+    }
+    t = std::min(t, (gCpuClock ? threadCpuNow() : now()) - t0);
+  }
+  __m512i sumv = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
+                                  _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
+  sumv = _mm512_add_epi32(sumv, _mm512_add_epi32(_mm512_add_epi32(a8, a9), _mm512_add_epi32(a10, a11)));
+  if (_mm512_reduce_add_epi32(sumv) == 12345) std::printf(" ");
+  return 64.0 * 12 * iters / t / 1e9;
+#else
+  return 0.0;
+#endif
+}
+
+// One QLinearConv layer (uint8 x int8, per-channel scales, int32 bias) through the fast kernel,
+// weights packed once (a step state), as in a model.
+void benchQConv(const char* name, int64_t c, int64_t hw, int64_t m, int64_t k, int64_t stride, mgrt::ThreadPool* pool,
+                int reps, double peak) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t pad = k / 2, ohw = (hw + 2 * pad - k) / stride + 1;
+  std::vector<uint8_t> x(c * hw * hw), w(m * c * k * k), y(m * ohw * ohw);
+  for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : w) v = static_cast<uint8_t>(byte(rng) / 2 - 64);
+  std::vector<float> xs = {0.02f}, ws(m, 0.003f), ys = {0.5f};
+  std::vector<uint8_t> xz = {120}, wz(m, 0), yz = {3};
+  std::vector<int32_t> bias(m, 77);
+  auto T = [](void* d, std::vector<int64_t> dims, int32_t dt) {
+    mgrt::Tensor t;
+    t.rank = static_cast<int32_t>(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) t.dims[i] = dims[i];
+    t.data = d;
+    t.dtype = dt;
+    return t;
+  };
+  mgrt::Tensor in[9] = {T(x.data(), {1, c, hw, hw}, mgrt::kU8), T(xs.data(), {}, mgrt::kF32), T(xz.data(), {}, mgrt::kU8),
+                        T(w.data(), {m, c, k, k}, mgrt::kI8), T(ws.data(), {m}, mgrt::kF32), T(wz.data(), {m}, mgrt::kI8),
+                        T(ys.data(), {}, mgrt::kF32), T(yz.data(), {}, mgrt::kU8), T(bias.data(), {m}, mgrt::kI32)};
+  mgrt::Tensor out = T(y.data(), {1, m, ohw, ohw}, mgrt::kU8);
+  const std::string at = "strides=i:" + std::to_string(stride) + "," + std::to_string(stride) + ";pads=i:" +
+                         std::to_string(pad) + "," + std::to_string(pad) + "," + std::to_string(pad) + "," +
+                         std::to_string(pad);
+  mgrt::Attrs a(at.c_str());
+  mgrt::StepState state;
+  mgrt::Ctx ctx;
+  ctx.pool = pool;
+  ctx.state = &state;
+  ctx.constInputs = 1u << 3;
+  const mgrt::KernelFn f = mgrt::findFastKernel("QLinearConv");
+  const double t = timeIt(reps, [&] { f(a, in, 9, &out, 1, ctx); }, pool == nullptr);
+  const double macs = double(m) * c * k * k * ohw * ohw;
+  std::printf("qconv %-28s %8.3f ms %7.1f GMAC/s  %3.0f%% of the vpdpbusd peak\n", name, t * 1e3, macs / t / 1e9,
+              peak > 0 ? 100.0 * macs / t / 1e9 / peak : 0.0);
 }
 
 struct Buf {
@@ -223,6 +295,7 @@ int main(int argc, char** argv) {
   bool ref = true;
   std::string only;
   int gemm = 0;
+  bool qconv = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
@@ -232,6 +305,22 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--residual")) gResidual = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--gemm") && i + 3 < argc) gemm = i, i += 3;
+    else if (!std::strcmp(argv[i], "--qconv")) qconv = true;
+  }
+  if (qconv) {
+    const double peak = vnniPeakGmacs() * (threads > 1 ? threads : 1);
+    std::printf("measured vpdpbusd peak %.1f GMAC/s on %d thread(s)\n", peak, threads);
+    std::unique_ptr<mgrt::ThreadPool> pool;
+    if (threads > 1) pool = std::make_unique<mgrt::ThreadPool>(threads);
+    struct Q { const char* name; int64_t c, hw, m, k, stride; };
+    const Q layers[] = {{"resnet18 conv1 7x7/2 3->64", 3, 224, 64, 7, 2},   {"resnet18 3x3 64 @56", 64, 56, 64, 3, 1},
+                        {"resnet18 3x3/2 64->128 @56", 64, 56, 128, 3, 2}, {"resnet18 3x3 128 @28", 128, 28, 128, 3, 1},
+                        {"resnet18 3x3 256 @14", 256, 14, 256, 3, 1},      {"resnet18 3x3 512 @7", 512, 7, 512, 3, 1},
+                        {"resnet18 1x1/2 256->512 @14", 256, 14, 512, 1, 2}};
+    for (const Q& l : layers)
+      if (only.empty() || std::string(l.name).find(only) != std::string::npos)
+        benchQConv(l.name, l.c, l.hw, l.m, l.k, l.stride, pool.get(), reps, peak);
+    return 0;
   }
   if (gemm) {
     int64_t M = std::atoll(argv[gemm + 1]), N = std::atoll(argv[gemm + 2]), K = std::atoll(argv[gemm + 3]);
