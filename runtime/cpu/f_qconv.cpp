@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "f_gemm.h"
+#include "f_qconv.h"
 #include "k_nn_shapes.h"
 #include "mg_threadpool.h"
 
@@ -46,17 +47,18 @@
 namespace mgrt {
 namespace {
 
-struct QGeom {
-  int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl;
-  int64_t K() const { return c * kh * kw; }
-  int64_t K4() const { return (K() + 3) / 4; }
-};
+using qconv::QGeom;
+using qconv::Requant;
 
-// The weights as the kernel reads them: per tile of kMR output channels, [K4][kMR] dwords of 4
-// signed bytes (one cache line holds two k4 steps of the tile's 8 channels; zero past K and past
-// m), and per output channel the sum of its (shifted) weights.
+// The weights as the kernels read them, packed once per model handle when constant: per output
+// channel the sum of its (shifted) weights, and the layout of the kernel the geometry takes
+// (filled on first use: a dynamic shape may move a layer from one kernel to the other).
+//  - w: pixel-lane kernel, per tile of kMR output channels [K4][kMR] dwords of 4 signed bytes
+//    (one cache line holds two k4 steps of the tile's 8 channels; zero past K and past m);
+//  - lanes: channel-lane kernel (f_qconv_lanes.cpp's layout).
 struct QWeights {
   std::vector<int32_t> w;
+  std::vector<int8_t> lanes;
   std::vector<int32_t> wsum;
 };
 
@@ -66,24 +68,30 @@ constexpr int kMR = 8;          // output channels per tile
 constexpr int kNV = 3;          // 16-pixel vectors per tile
 constexpr int kNP = kNV * 16;   // pixels per panel
 
-QWeights* packWeights(const QGeom& g, const Tensor& W, int wShift) {
-  auto* q = new QWeights;
+// Fills what `lanes` (the kernel the geometry takes) needs and is not there yet.
+void packWeights(const QGeom& g, const Tensor& W, int wShift, bool lanes, QWeights* q) {
   const int64_t K = g.K(), K4 = g.K4(), mPad = (g.m + kMR - 1) / kMR * kMR;
-  q->w.assign(static_cast<size_t>(mPad * K4), 0);
-  q->wsum.assign(static_cast<size_t>(g.m), 0);
   const bool u8 = W.dtype == kU8;
+  auto at = [&](int64_t i) { return (u8 ? int(W.as<uint8_t>()[i]) : int(W.as<int8_t>()[i])) - wShift; };
+  if (q->wsum.empty()) {
+    q->wsum.assign(static_cast<size_t>(g.m), 0);
+    for (int64_t m = 0; m < g.m; ++m) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += at(m * K + k);
+      q->wsum[m] = static_cast<int32_t>(sum);
+    }
+  }
+  if (lanes) {
+    if (q->lanes.empty()) qconv::lanesPackWeights(g, W, wShift, &q->lanes);
+    return;
+  }
+  if (!q->w.empty()) return;
+  q->w.assign(static_cast<size_t>(mPad * K4), 0);
   auto* dst = reinterpret_cast<int8_t*>(q->w.data());
   for (int64_t m = 0; m < g.m; ++m) {
-    int64_t sum = 0;
     const int64_t mt = m / kMR, r = m % kMR;
-    for (int64_t k = 0; k < K; ++k) {
-      const int v = (u8 ? int(W.as<uint8_t>()[m * K + k]) : int(W.as<int8_t>()[m * K + k])) - wShift;
-      dst[((mt * K4 + k / 4) * kMR + r) * 4 + k % 4] = static_cast<int8_t>(v);
-      sum += v;
-    }
-    q->wsum[m] = static_cast<int32_t>(sum);
+    for (int64_t k = 0; k < K; ++k) dst[((mt * K4 + k / 4) * kMR + r) * 4 + k % 4] = static_cast<int8_t>(at(m * K + k));
   }
-  return q;
 }
 
 inline __mmask16 tail16(int64_t n) {
@@ -226,12 +234,6 @@ void packPanelDense(const QGeom& g, const Grid& q, const int64_t* tapOff, int64_
     interleave4(src, panel + k4 * kNP * 4);
   }
 }
-
-struct Requant {
-  const int32_t* corr;  // per channel: bias - x_zp * weight sum (modulo 2^32)
-  const float* mult;    // per channel: x_scale * w_scale / y_scale
-  float zp, lo, hi;     // output zero point and range, as floats
-};
 
 // Where a panel's pixel vectors go: the grid pixels of vector v that are output pixels (mask), and
 // the output index of the first of them. Those of one vector are consecutive in the output (a
@@ -395,25 +397,34 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   }
   if (Y.numel() == 0) return 0;
 
-  std::unique_ptr<QWeights> local;
-  const QWeights* qw;
-  if (ctx.constant(3)) {
-    qw = ctx.state->getOr<QWeights>([&] { return packWeights(g, W, wShift); });
-  } else {
-    local.reset(packWeights(g, W, wShift));
-    qw = local.get();
-  }
+  const bool lanes = qconv::lanesApplies(g);
+  QWeights localW;
+  QWeights* qw = &localW;
+  if (ctx.constant(3)) qw = ctx.state->getOr<QWeights>([] { return new QWeights; });
+  packWeights(g, W, wShift, lanes, qw);
   const int xShift = X.dtype == kI8 ? 128 : 0;
   const int32_t xzp = intAt(Xz, 0) + xShift;
-  std::vector<int32_t> corr(static_cast<size_t>(g.m));
+  // Per channel, zero padded to the kernels' channel blocks.
+  const int64_t mPad = std::max<int64_t>(qconv::lanesChannels(g), (g.m + kMR - 1) / kMR * kMR);
+  std::vector<int32_t> corr(static_cast<size_t>(mPad), 0);
+  mult.resize(static_cast<size_t>(mPad), 0.f);
   for (int64_t m = 0; m < g.m; ++m)
     corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
                                    static_cast<uint32_t>(xzp) * static_cast<uint32_t>(qw->wsum[m]));
   const bool s8y = Y.dtype == kI8;
   const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
                    s8y ? 127.f : 255.f};
+  const uint8_t* x = static_cast<const uint8_t*>(X.data);
+  uint8_t* y = static_cast<uint8_t*>(Y.data);
+  const int64_t plane = g.h * g.w;
+  if (lanes) {
+    for (int64_t n = 0; n < g.n; ++n)
+      qconv::lanesConv(g, qw->lanes.data(), x + n * g.c * plane, static_cast<uint8_t>(xzp),
+                       static_cast<uint8_t>(xShift ? 0x80 : 0), rq, y + n * g.m * g.oh * g.ow, ctx.pool);
+    return 0;
+  }
 
-  const int64_t K = g.K(), K4 = g.K4(), kk = g.kh * g.kw, plane = g.h * g.w;
+  const int64_t K = g.K(), K4 = g.K4(), kk = g.kh * g.kw;
   const Grid q = gridOf(g);
   // Per tap k = (c, ky, kx): its offset in the phase-split copy of the image.
   std::vector<int64_t> tapOff(K);
@@ -439,8 +450,6 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const int64_t weightBytes = mTiles * kMR * K4 * 4;
   const bool channelMajor = panels * panelBytes <= 512 * 1024 && weightBytes > 2 * panels * panelBytes;
   const uint8_t fill = static_cast<uint8_t>(xzp), flip = static_cast<uint8_t>(xShift ? 0x80 : 0);
-  const uint8_t* x = static_cast<const uint8_t*>(X.data);
-  uint8_t* y = static_cast<uint8_t*>(Y.data);
   for (int64_t n = 0; n < g.n; ++n) {
     const uint8_t* xn = x + n * g.c * plane;
     parallelFor(ctx.pool, g.c, 8, [&](int64_t b, int64_t e) {

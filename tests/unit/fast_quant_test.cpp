@@ -156,6 +156,10 @@ TEST_P(FastQConv, MatchesTheFormulaByteForByte) {
       {1, 4, 11, 37, 6, 5, 5, 3, 2, 2, 1, 2, 1, 3, 2, 1, false, true, false, true, true, 128},   // strides 3x2, dil
       {1, 64, 7, 7, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},    // 7x7 plane
       {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},  // many panels
+      // channels in the lanes (ow <= 16, m >= 32): channel counts off 4 and 64, strides, dilation
+      {1, 13, 9, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, true, true, true, true, 128},
+      {2, 5, 12, 10, 33, 3, 5, 1, 1, 2, 1, 2, 0, 1, 3, 1, false, false, false, true, false, 0},
+      {1, 130, 6, 7, 129, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, false, true, false, true, 0},
       {3, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, false, false, 0},      // batch 3
       {1, 3, 1, 50, 5, 1, 4, 1, 2, 1, 1, 0, 1, 0, 2, 1, false, false, false, true, true, 0, true},  // 1-D
       {1, 8, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, false, false, false, true, true, 0},      // groups: reference
