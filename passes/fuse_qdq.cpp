@@ -26,6 +26,7 @@
 //     maps every negative value to it, so quantize(relu(v)) == quantize(v) for every v;
 //   - padding: Conv pads the dequantized input with 0.0, which is the input zero point's value;
 //     QLinearConv pads with the zero point (ONNX), the same number.
+// Grouped and depthwise convolutions are left in float (the integer kernels are ungrouped).
 // Required besides: scales and zero points are constants of the shapes QLinearConv takes (x and y
 // per tensor, w per tensor or per output channel along axis 0), the weight and bias are
 // constants, and the Conv's (and Relu's) result is read by nothing but the next step, so no float
@@ -132,6 +133,9 @@ std::optional<ConvMatch> matchAt(Node* q) {
     if (!p || soleUser(m.relu->input(0)) != m.relu) return std::nullopt;
   }
   if (p->kind() != "Conv" || p->numOutputs() != 1) return std::nullopt;
+  // Grouped and depthwise convolutions stay in float: the CPU's integer kernels are ungrouped
+  // (QLinearConv with groups would run the reference loops, far slower than the float kernels).
+  if (p->attrs().getInt("group", 1) != 1) return std::nullopt;
   m.conv = p;
   const int rank = p->input(0)->rank();
   if (rank != 3 && rank != 4) return std::nullopt;
