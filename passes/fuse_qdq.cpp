@@ -38,7 +38,10 @@
 // stays. Runs before fold, which would otherwise fold the weights' DequantizeLinear into float32
 // constants.
 //
-// Golden test: tests/ir/fuse_qdq.mlir
+// Also DequantizeLinear -> MaxPool -> QuantizeLinear with the same parameters -> MaxPool on the
+// quantized bytes (see matchPoolAt), which the CPU runs on its uint8/int8 pool kernel.
+//
+// Golden tests: tests/ir/fuse_qdq.mlir, fuse_qdq_kept.mlir, fuse_qdq_maxpool.mlir
 #include <cmath>
 #include <optional>
 
@@ -200,6 +203,63 @@ Status rewrite(Graph& g, const ConvMatch& m) {
   return Status::success();
 }
 
+// DequantizeLinear(%xq, s, z) -> MaxPool -> QuantizeLinear(s, z), the same constant s and z:
+// MaxPool on %xq itself. Legal: dequantizing is strictly increasing (s > 0), so the window's max
+// of the dequantized values is the dequantized max, and QuantizeLinear(DequantizeLinear(v)) with
+// the same parameters is v (round((v - z) * s / s) = v - z exactly: the float error is far below a
+// half step); MaxPool's padding never wins a max either way. The quantizers give MaxPool its
+// input's parameters, so this is every quantized MaxPool they write.
+struct PoolMatch {
+  Node* quant = nullptr;
+  Node* pool = nullptr;
+  Value* xq = nullptr;
+};
+
+bool sameScalar(const Value* a, const Value* b) {
+  if (!a || !b) return a == b;
+  if (!a->isConstant() || !b->isConstant() || !a->constant().hasData() || !b->constant().hasData()) return false;
+  const Tensor &x = a->constant(), &y = b->constant();
+  return x.numel() == 1 && y.numel() == 1 && x.dtype() == y.dtype() &&
+         (x.dtype() == DType::kF32 ? x.floatAt(0) == y.floatAt(0) : x.intAt(0) == y.intAt(0));
+}
+
+std::optional<PoolMatch> matchPoolAt(Node* q) {
+  Node* pool = q->input(0)->producer();
+  if (!pool || pool->kind() != "MaxPool" || pool->numOutputs() != 1 || soleUser(q->input(0)) != q) return std::nullopt;
+  if (pool->attrs().getInt("storage_order", 0) != 0) return std::nullopt;
+  Node* dq = pool->input(0)->producer();
+  if (!dq || dq->kind() != "DequantizeLinear" || !isQuant8(dq->input(0)->dtype()) ||
+      q->output(0)->dtype() != dq->input(0)->dtype())
+    return std::nullopt;
+  const Tensor* s = constantOf(dq, 1);
+  if (!s || s->numel() != 1 || !(s->floatAt(0) > 0) || !std::isfinite(s->floatAt(0))) return std::nullopt;
+  Value* qz = q->hasInput(2) ? q->input(2) : nullptr;
+  Value* dz = dq->hasInput(2) ? dq->input(2) : nullptr;
+  // An absent zero point is 0 of the quantized type.
+  auto zeroOrAbsent = [](const Value* z) {
+    return !z || (z->isConstant() && z->constant().hasData() && z->constant().numel() == 1 && z->constant().intAt(0) == 0);
+  };
+  const bool zerosMatch = (qz && dz) ? sameScalar(qz, dz) : (zeroOrAbsent(qz) && zeroOrAbsent(dz));
+  if (!sameScalar(q->input(1), dq->input(1)) || !zerosMatch) return std::nullopt;
+  return PoolMatch{q, pool, dq->input(0)};
+}
+
+Status rewritePool(Graph& g, const PoolMatch& m) {
+  const std::string base = m.pool->name().empty() ? m.pool->output(0)->name() : m.pool->name();
+  Node* n = g.createNode("MaxPool", {m.xq}, {TensorType{}}, m.pool->attrs(), base + "/int8", m.quant);
+  MG_RETURN_IF_ERROR(inferNode(*n));
+  Value* old = m.quant->output(0);
+  if (n->output(0)->type() != old->type())
+    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
+                          old->type().str());
+  const std::string name = old->name();
+  g.replaceAllUsesWith(old, n->output(0));
+  g.eraseNode(m.quant);
+  g.eraseNode(m.pool);
+  g.renameValue(n->output(0), name);
+  return Status::success();
+}
+
 }  // namespace
 }  // namespace qdq
 
@@ -210,6 +270,12 @@ Expected<bool> fuseQdq(Graph& g, const std::string& target) {
   std::set<const Node*> erased;
   for (Node* q : g.nodes()) {
     if (erased.count(q) || q->kind() != "QuantizeLinear") continue;
+    if (std::optional<PoolMatch> pm = matchPoolAt(q)) {
+      erased.insert({pm->quant, pm->pool});
+      MG_RETURN_IF_ERROR(rewritePool(g, *pm));
+      changed = true;
+      continue;
+    }
     std::optional<ConvMatch> m = matchAt(q);
     if (!m) continue;
     erased.insert({m->conv, m->quant, m->relu, m->w.node, m->b.node});
@@ -225,7 +291,7 @@ class FuseQdqPass : public Pass {
  public:
   const char* name() const override { return "fuse-qdq"; }
   const char* summary() const override {
-    return "DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> one integer QLinearConv (cpu)";
+    return "DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> one integer QLinearConv; quantized MaxPool on the bytes (cpu)";
   }
   Expected<bool> run(Graph& g, PassContext& ctx) override { return fuseQdq(g, ctx.target); }
 };

@@ -269,8 +269,73 @@ void pool2dSame(const PoolGeom& g, const float* X, float* Y, bool countPad, Thre
 
 }  // namespace
 
+#if defined(__AVX512BW__)
+// MaxPool of uint8 / int8 planes (a quantized model's pool, fuse-qdq): per output row the kh input
+// rows' bytewise max (64 per vector) into a row padded with the type's lowest value (ONNX pads
+// MaxPool with -inf: never the max), then the kw taps at the stride, 32 outputs per vector for
+// strides 1 and 2 (stride 2: the even bytes of a 64-byte load), one at a time otherwise. int8 is
+// compared as uint8 with the sign bit flipped (order preserving), flipped back on the store.
+void maxPoolBytes(const PoolGeom& g, const uint8_t* x, uint8_t* y, bool s8, ThreadPool* pool) {
+  const uint8_t flip = s8 ? 0x80 : 0;
+  const __m512i flip64 = _mm512_set1_epi8(static_cast<char>(flip));
+  const int64_t padded = g.pl + g.w + g.pr + 2 * 64 + g.kw;
+  parallelFor(pool, g.planes, 1, [&](int64_t b, int64_t e) {
+    std::vector<uint8_t> row(static_cast<size_t>(padded));
+    for (int64_t pl = b; pl < e; ++pl) {
+      const uint8_t* xp = x + pl * g.h * g.w;
+      uint8_t* yp = y + pl * g.oh * g.ow;
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.pt), y1 = std::min(g.h, oy * g.sh - g.pt + g.kh);
+        std::fill(row.begin(), row.end(), uint8_t{0});
+        uint8_t* r = row.data() + g.pl;
+        for (int64_t i = 0; i < g.w; i += 64) {
+          const __mmask64 m = g.w - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (g.w - i)) - 1;
+          __m512i acc = _mm512_setzero_si512();
+          for (int64_t iy = y0; iy < y1; ++iy)
+            acc = _mm512_max_epu8(acc, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, xp + iy * g.w + i), flip64));
+          _mm512_mask_storeu_epi8(r + i, m, acc);
+        }
+        const uint8_t* t = row.data();  // column c of the padded row is input column c - pl
+        int64_t ox = 0;
+        if (g.sw <= 2) {
+          for (; ox + 32 <= g.ow; ox += 32) {
+            __m256i acc = _mm256_setzero_si256();
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const uint8_t* p = t + ox * g.sw + kx;
+              const __m256i v = g.sw == 1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                          : _mm512_cvtepi16_epi8(_mm512_loadu_si512(p));
+              acc = _mm256_max_epu8(acc, v);
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(yp + oy * g.ow + ox),
+                                _mm256_xor_si256(acc, _mm512_castsi512_si256(flip64)));
+          }
+        }
+        for (; ox < g.ow; ++ox) {
+          uint8_t v = 0;
+          for (int64_t kx = 0; kx < g.kw; ++kx) v = std::max(v, t[ox * g.sw + kx]);
+          yp[oy * g.ow + ox] = static_cast<uint8_t>(v ^ flip);
+        }
+      }
+    }
+  });
+}
+#endif
+
 int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   PoolGeom g;
+#if defined(__AVX512BW__)
+  if (nin >= 1 && nout >= 1 && (in[0].dtype == kU8 || in[0].dtype == kI8) && out[0].dtype == in[0].dtype &&
+      a.i("storage_order", 0) == 0) {
+    Tensor xf = in[0], yf = out[0];  // the geometry reads dtypes: resolve it as float32
+    xf.dtype = yf.dtype = kF32;
+    Tensor outs[2] = {yf, nout > 1 ? out[1] : Tensor{}};
+    if (poolGeom(a, &xf, 1, outs, nout > 1 ? 2 : 1, &g)) {
+      maxPoolBytes(g, static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(out[0].data),
+                   in[0].dtype == kI8, ctx.pool);
+      return 0;
+    }
+  }
+#endif
   if (!poolGeom(a, in, nin, out, nout, &g) || a.i("storage_order", 0) != 0)
     return fast::fallbackKernel("MaxPool", a, in, nin, out, nout, ctx);
   if (sameWidthStride1(g))

@@ -12,6 +12,7 @@
 // baseline build (no VNNI) every case runs the reference kernel through the fast entry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -213,6 +214,46 @@ TEST_P(FastQConv, QuantizeAndDequantizePerTensorMatchTheFormula) {
         }
       }
   }
+}
+
+// MaxPool on uint8 / int8 (runtime/cpu/f_pool.cpp, a quantized model's pool after fuse-qdq):
+// every byte against the max over the window's in-image elements.
+TEST_P(FastQConv, MaxPoolOnBytesMatchesTheWindowMax) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct P { int64_t c, h, w, kh, kw, sh, sw, pt, pl, pb, pr; };
+  const P cases[] = {{3, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1}, {2, 9, 70, 2, 2, 2, 2, 0, 0, 0, 0},
+                     {4, 13, 37, 3, 3, 1, 1, 1, 1, 1, 1}, {1, 11, 40, 5, 3, 3, 3, 2, 1, 2, 1},
+                     {2, 7, 100, 3, 3, 2, 2, 0, 0, 1, 1}};
+  for (const P& c : cases)
+    for (bool s8 : {false, true}) {
+      const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+      std::vector<uint8_t> x(c.c * c.h * c.w), got(c.c * oh * ow, 0xA5);
+      for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+      const int32_t t = s8 ? mgrt::kI8 : mgrt::kU8;
+      Tensor xt = tensorOf(x, {1, c.c, c.h, c.w}, t), yt = tensorOf(got, {1, c.c, oh, ow}, t);
+      const std::string at = "kernel_shape=i:" + std::to_string(c.kh) + "," + std::to_string(c.kw) + ";strides=i:" +
+                             std::to_string(c.sh) + "," + std::to_string(c.sw) + ";pads=i:" + std::to_string(c.pt) +
+                             "," + std::to_string(c.pl) + "," + std::to_string(c.pb) + "," + std::to_string(c.pr);
+      mgrt::Attrs a(at.c_str());
+      mgrt::Ctx ctx;
+      ctx.pool = pool_.get();
+      ASSERT_EQ(mgrt::findFastKernel("MaxPool")(a, &xt, 1, &yt, 1, ctx), 0) << ctx.error;
+      auto val = [&](int64_t i) { return s8 ? int(static_cast<int8_t>(x[i])) : int(x[i]); };
+      for (int64_t ch = 0; ch < c.c; ++ch)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            int best = -1000;
+            for (int64_t ky = 0; ky < c.kh; ++ky)
+              for (int64_t kx = 0; kx < c.kw; ++kx) {
+                const int64_t iy = oy * c.sh - c.pt + ky, ix = ox * c.sw - c.pl + kx;
+                if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w) best = std::max(best, val((ch * c.h + iy) * c.w + ix));
+              }
+            const uint8_t g = got[(ch * oh + oy) * ow + ox];
+            ASSERT_EQ(s8 ? int(static_cast<int8_t>(g)) : int(g), best)
+                << "MaxPool " << at << (s8 ? " int8" : " uint8") << " at " << ch << "," << oy << "," << ox;
+          }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, FastQConv, ::testing::Values(1, 2),
