@@ -148,6 +148,7 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
 // f_quant.cpp: QuantizeLinear and DequantizeLinear per tensor.
 int fQuantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fDequantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+int fMgQuantizedAdd(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fMaxPool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fGlobalAveragePool(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);

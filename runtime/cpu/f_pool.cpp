@@ -278,7 +278,7 @@ void pool2dSame(const PoolGeom& g, const float* X, float* Y, bool countPad, Thre
 void maxPoolBytes(const PoolGeom& g, const uint8_t* x, uint8_t* y, bool s8, ThreadPool* pool) {
   const uint8_t flip = s8 ? 0x80 : 0;
   const __m512i flip64 = _mm512_set1_epi8(static_cast<char>(flip));
-  const int64_t padded = g.pl + g.w + g.pr + 2 * 64 + g.kw;
+  const int64_t padded = g.pl + g.w + g.pr + 2 * 64 + 2 * g.kw + 64;
   parallelFor(pool, g.planes, 1, [&](int64_t b, int64_t e) {
     std::vector<uint8_t> row(static_cast<size_t>(padded));
     for (int64_t pl = b; pl < e; ++pl) {
@@ -297,8 +297,8 @@ void maxPoolBytes(const PoolGeom& g, const uint8_t* x, uint8_t* y, bool s8, Thre
         }
         const uint8_t* t = row.data();  // column c of the padded row is input column c - pl
         int64_t ox = 0;
-        if (g.sw <= 2) {
-          for (; ox + 32 <= g.ow; ox += 32) {
+        if (g.sw <= 2) {  // the last ow % 32 outputs by a masked store (their loads stay in the row's slack)
+          for (; ox < g.ow; ox += 32) {
             __m256i acc = _mm256_setzero_si256();
             for (int64_t kx = 0; kx < g.kw; ++kx) {
               const uint8_t* p = t + ox * g.sw + kx;
@@ -306,8 +306,8 @@ void maxPoolBytes(const PoolGeom& g, const uint8_t* x, uint8_t* y, bool s8, Thre
                                           : _mm512_cvtepi16_epi8(_mm512_loadu_si512(p));
               acc = _mm256_max_epu8(acc, v);
             }
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(yp + oy * g.ow + ox),
-                                _mm256_xor_si256(acc, _mm512_castsi512_si256(flip64)));
+            const __mmask32 m = g.ow - ox >= 32 ? ~__mmask32(0) : (__mmask32(1) << (g.ow - ox)) - 1;
+            _mm256_mask_storeu_epi8(yp + oy * g.ow + ox, m, _mm256_xor_si256(acc, _mm512_castsi512_si256(flip64)));
           }
         }
         for (; ox < g.ow; ++ox) {

@@ -11,6 +11,7 @@ const KernelEntry* fastKernels() {
       {"QLinearConv", fQLinearConv},
       {"QuantizeLinear", fQuantizeLinear},
       {"DequantizeLinear", fDequantizeLinear},
+      {"MgQuantizedAdd", fMgQuantizedAdd},
       {"Gemm", fGemm},
       {"MatMul", fMatMul},
       {"MaxPool", fMaxPool},

@@ -411,6 +411,27 @@ int kQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   return 0;
 }
 
+// MgQuantizedAdd: quantize(dequantize(a) + dequantize(b)) element by element, per tensor, with
+// the formulas of the three ops (pass fuse-qdq fuses them; the same float32 operations).
+int kMgQuantizedAdd(const Attrs&, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
+  const char* op = "MgQuantizedAdd";
+  if (checkArity(op, nin, 8, in, nout, 1, ctx)) return 1;
+  if (!isQuant(in[0].dtype) || !isQuant(in[3].dtype) || !isQuant(out[0].dtype) || in[0].numel() != in[3].numel() ||
+      in[0].numel() != out[0].numel())
+    return ctx.fail("%s: expects uint8 or int8 a, b and y of one size", op);
+  Param as, az, bs, bz, ys, yz;
+  if (paramOf(op, "a_scale", in, nin, 1, 0, &as, ctx) || paramOf(op, "a_zero_point", in, nin, 2, 0, &az, ctx) ||
+      paramOf(op, "b_scale", in, nin, 4, 0, &bs, ctx) || paramOf(op, "b_zero_point", in, nin, 5, 0, &bz, ctx) ||
+      paramOf(op, "y_scale", in, nin, 6, 0, &ys, ctx) || paramOf(op, "y_zero_point", in, nin, 7, 0, &yz, ctx))
+    return 1;
+  const int32_t lo = lowOf(out[0].dtype), hi = highOf(out[0].dtype);
+  for (int64_t i = 0, n = in[0].numel(); i < n; ++i) {
+    const float v = dequantize(intAt(in[0], i), az.zero(0), as.scale(0)) + dequantize(intAt(in[3], i), bz.zero(0), bs.scale(0));
+    storeQuant(out[0], i, quantize(v, ys.scale(0), yz.zero(0), lo, hi));
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace quant
 
@@ -423,6 +444,7 @@ const KernelEntry* quantizeKernels() {
       {"QLinearMatMul", quant::kQLinearMatMul},
       {"ConvInteger", quant::kConvInteger},
       {"QLinearConv", quant::kQLinearConv},
+      {"MgQuantizedAdd", quant::kMgQuantizedAdd},
       {nullptr, nullptr},
   };
   return kTable;

@@ -251,6 +251,20 @@ void add(OpRegistry& r, const char* name, int minIn, int maxIn, int minOut, int 
   r.add(std::move(s));
 }
 
+// MgQuantizedAdd(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) -> y_zp's type, a's shape:
+// QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)), per tensor (pass fuse-qdq).
+Status inferMgQuantizedAdd(InferContext& c) {
+  const char* op = "MgQuantizedAdd";
+  MG_RETURN_IF_ERROR(requireQLinearOperandTypes(c, op, "a", "b"));
+  if (c.inputDims(0) != c.inputDims(3))
+    return badInput("{}: a and b must have the same shape, got {} and {}", op, c.inputType(0).str(),
+                    c.inputType(3).str());
+  for (size_t i : {1, 2, 4, 5, 6, 7})
+    MG_RETURN_IF_ERROR(requireParamShape(c, i, 0, op, "every scale and zero point", "per tensor"));
+  c.setOutput(0, {c.inputDType(7), c.inputDims(0)});
+  return Status::success();
+}
+
 }  // namespace
 
 void registerQuantizeOps(OpRegistry& r) {
@@ -271,6 +285,10 @@ void registerQuantizeOps(OpRegistry& r) {
       "quantized matmul: int32 accumulation, requantized with a_scale * b_scale / y_scale", 10);
   add(r, "ConvInteger", 2, 4, 1, 1, convAttrs(), inferConvInteger,
       "int32 convolution of (x - x_zero_point) by (w - w_zero_point); uint8/int8 operands", 10);
+  add(r, "MgQuantizedAdd", 8, 8, 1, 1, {}, inferMgQuantizedAdd,
+      "internal (pass fuse-qdq): QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) in one pass, "
+      "per-tensor parameters, a and b of one shape; the same float32 operations as the three ops",
+      1);
   add(r, "QLinearConv", 8, 9, 1, 1, convAttrs(), inferQLinearConv,
       "quantized convolution: int32 accumulation plus int32 bias, requantized per output channel",
       10);

@@ -216,6 +216,39 @@ TEST_P(FastQConv, QuantizeAndDequantizePerTensorMatchTheFormula) {
   }
 }
 
+// MgQuantizedAdd (fuse-qdq's residual add): every byte of quantize(dequantize(a) + dequantize(b)).
+TEST_P(FastQConv, QuantizedAddMatchesTheThreeFormulas) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (int64_t n : {1, 17, 40000}) {
+    for (int types = 0; types < 4; ++types) {
+      const bool s8a = types & 1, s8y = types & 2;
+      std::vector<uint8_t> a(n), b(n), y(n, 0xA5);
+      for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+      for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+      std::vector<float> as = {0.037f}, bs = {0.05f}, ys = {0.0625f};
+      std::vector<uint8_t> az = {static_cast<uint8_t>(s8a ? -3 : 131)}, bz = {120},
+                           yz = {static_cast<uint8_t>(s8y ? 5 : 77)};
+      const int32_t aT = s8a ? mgrt::kI8 : mgrt::kU8, yT = s8y ? mgrt::kI8 : mgrt::kU8;
+      std::vector<Tensor> in = {tensorOf(a, {n}, aT),  tensorOf(as, {}, mgrt::kF32), tensorOf(az, {}, aT),
+                                tensorOf(b, {n}, mgrt::kU8), tensorOf(bs, {}, mgrt::kF32), tensorOf(bz, {}, mgrt::kU8),
+                                tensorOf(ys, {}, mgrt::kF32), tensorOf(yz, {}, yT)};
+      Tensor yt = tensorOf(y, {n}, yT);
+      mgrt::Attrs at("");
+      mgrt::Ctx ctx;
+      ctx.pool = pool_.get();
+      ASSERT_EQ(mgrt::findFastKernel("MgQuantizedAdd")(at, in.data(), 8, &yt, 1, ctx), 0) << ctx.error;
+      const int32_t zA = s8a ? -3 : 131, zY = s8y ? 5 : 77, lo = s8y ? -128 : 0, hi = s8y ? 127 : 255;
+      for (int64_t i = 0; i < n; ++i) {
+        const int va = s8a ? int(static_cast<int8_t>(a[i])) : int(a[i]);
+        const float v = mgrt::quant::dequantize(va, zA, 0.037f) + mgrt::quant::dequantize(b[i], 120, 0.05f);
+        const int32_t want = mgrt::quant::quantize(v, 0.0625f, zY, lo, hi);
+        ASSERT_EQ(s8y ? int(static_cast<int8_t>(y[i])) : int(y[i]), want) << "n=" << n << " types=" << types << " i=" << i;
+      }
+    }
+  }
+}
+
 // MaxPool on uint8 / int8 (runtime/cpu/f_pool.cpp, a quantized model's pool after fuse-qdq):
 // every byte against the max over the window's in-image elements.
 TEST_P(FastQConv, MaxPoolOnBytesMatchesTheWindowMax) {
