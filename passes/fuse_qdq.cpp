@@ -337,6 +337,43 @@ Expected<bool> fuseQdq(Graph& g, const std::string& target) {
   return changed;
 }
 
+std::vector<QdqFloatOp> floatBetweenQdq(const Graph& g, const std::string& target) {
+  using namespace qdq;
+  std::vector<QdqFloatOp> out;
+  auto activationDq = [](const Value* v) {
+    const Node* p = v ? v->producer() : nullptr;
+    return p && p->kind() == "DequantizeLinear" && !p->input(0)->isConstant();
+  };
+  for (const Node* n : g.nodes()) {
+    const std::string& k = n->kind();
+    if (k == "QuantizeLinear" || k == "DequantizeLinear") continue;
+    bool fromDq = false, toQ = false;
+    for (const Value* v : n->inputs()) fromDq |= activationDq(v);
+    for (const Value* v : n->outputs())
+      for (const Use& u : v->uses()) toQ |= u.node->kind() == "QuantizeLinear";
+    if (!fromDq || !toQ) continue;
+    std::string why;
+    if (!targetRunsIntegerConv(target))
+      why = "the " + target + " target has no integer programs yet (fuse-qdq runs on cpu only)";
+    else if (k == "Conv" && n->attrs().getInt("group", 1) != 1)
+      why = "grouped convolution: the integer kernels are ungrouped";
+    else if (k == "Conv")
+      why = "not the QDQ form fuse-qdq takes: it needs constant int8 weights, an int32 bias at x_scale * w_scale, "
+            "per-tensor activations, a Relu only before a zero point at the type's lowest value, and the result "
+            "read by the QuantizeLinear alone";
+    else if (k == "MatMul" || k == "Gemm")
+      why = "no integer matrix product yet (QLinearMatMul runs the reference loops)";
+    else if (k == "Add")
+      why = "operands of different shapes, or parameters that are not per tensor";
+    else if (k == "MaxPool")
+      why = "its QuantizeLinear's scale or zero point differ from the DequantizeLinear's";
+    else
+      why = "no integer program for " + k;
+    out.push_back({n->name().empty() ? n->output(0)->name() : n->name(), k, why});
+  }
+  return out;
+}
+
 namespace {
 class FuseQdqPass : public Pass {
  public:

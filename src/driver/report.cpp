@@ -322,6 +322,10 @@ Expected<Report> buildReport(const ReportOptions& o) {
     }
     r.hasLaunches = true;
   }
+  r.floatInQdq = floatBetweenQdq(*g, c.target);
+  for (const Node* n : g->nodes())
+    r.integerOps += n->kind() == "QLinearConv" || n->kind() == "MgQuantizedAdd" ||
+                    (n->kind() == "MaxPool" && n->input(0)->dtype() != DType::kF32 && n->input(0)->dtype() != DType::kF64);
   r.graph = std::move(g);
   annotateLaunchKinds(r, profile);
   return r;
@@ -441,6 +445,13 @@ std::string formatReport(const Report& r) {
   s += fmt::format("  modeled latency   {} us -> {} us ({:.2f}x) on {}\n", fmtUs(r.latencyUnfusedUs),
                    fmtUs(r.latencyFusedUs), speedup, r.device);
   if (r.hasLaunches) s += formatLowestOccupancy(r) + formatOptVariants(r);
+  if (r.integerOps > 0 || !r.floatInQdq.empty()) {
+    s += fmt::format("\nquantized model: {} integer op(s); {} op(s) compute in float32 between DequantizeLinear and "
+                     "QuantizeLinear{}\n",
+                     r.integerOps, r.floatInQdq.size(), r.floatInQdq.empty() ? "" : ":");
+    for (const QdqFloatOp& f : r.floatInQdq)
+      s += fmt::format("  {:<28} {:<12} {}\n", shortLabel(f.node), f.op, f.why);
+  }
   if (r.graph && !r.graph->symbols().empty()) {
     s += "\ndynamic dimensions (static dims are at every symbol's maximum)\n";
     for (const DimSymbol& sym : r.graph->symbols()) {
@@ -499,6 +510,13 @@ std::string reportJson(const Report& r) {
         g.kernelsBefore, g.kernelsAfter, jsonNumber(g.modeledUsBefore), jsonNumber(g.modeledUsAfter));
   }
   s += r.groups.empty() ? "]" : "\n  ]";
+  if (r.integerOps > 0 || !r.floatInQdq.empty()) {
+    s += fmt::format(",\n  \"integer_ops\": {},\n  \"float_between_qdq\": [", r.integerOps);
+    for (size_t i = 0; i < r.floatInQdq.size(); ++i)
+      s += fmt::format("{}\n    {{\"node\": {}, \"op\": {}, \"why\": {}}}", i ? "," : "", jsonString(r.floatInQdq[i].node),
+                       jsonString(r.floatInQdq[i].op), jsonString(r.floatInQdq[i].why));
+    s += r.floatInQdq.empty() ? "]" : "\n  ]";
+  }
   if (r.hasLaunches) {
     const ResourceFeedback& fb = r.resources;
     s += fmt::format(",\n  \"resources\": {{\"source\": {}, \"note\": {}, \"kernels_compiled\": {}, "

@@ -22,6 +22,7 @@
 #include "magneto/driver/commands.h"
 #include "magneto/driver/resources.h"
 #include "magneto/ir/graph.h"
+#include "magneto/passes/passes.h"
 #include "magneto/support/status.h"
 
 namespace magneto {
@@ -63,6 +64,9 @@ struct Report {
   ResourceFeedback resources;
   std::shared_ptr<GpuEmitSummary> program;  // ReportOptions::deferResources: the launches to price
   std::unique_ptr<Graph> graph;     // after the pipeline
+  // A quantized model: the ops left in float32 between DequantizeLinear and QuantizeLinear.
+  std::vector<QdqFloatOp> floatInQdq;
+  int integerOps = 0;  // QLinearConv, MgQuantizedAdd and byte MaxPools the pipeline made or kept
 };
 
 // The device a target reports on when --device is not given.
@@ -75,7 +79,8 @@ Expected<Report> buildReport(const ReportOptions& opts);
 std::string formatReport(const Report& r);
 // JSON: model, device, target, pipeline, kernels_unfused, kernels_fused,
 // modeled_latency_us {unfused, fused}, groups [{id, members, strategy, reason, kernels_before,
-// kernels_after, modeled_us_before, modeled_us_after}]; cuda/hip: resources and launches [...],
+// kernels_after, modeled_us_before, modeled_us_after}]; a quantized model: integer_ops and
+// float_between_qdq [{node, op, why}]; cuda/hip: resources and launches [...],
 // a --opt variant launch with opt_variant {point, binding, instead_of, general_tiles, modeled_us,
 // general_modeled_us} (docs/GPU_TARGET.md).
 std::string reportJson(const Report& r);

@@ -56,6 +56,12 @@ std::unique_ptr<Pass> makeFuseLayerNormPass();
 // passes/fuse_qdq.cpp: DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> QLinearConv, on the
 // targets that run QLinearConv (nothing changes elsewhere).
 Expected<bool> fuseQdq(Graph& g, const std::string& target = "cpu");
+// The ops of a compiled graph that compute in float32 between an activation's DequantizeLinear and
+// a QuantizeLinear (what fuse-qdq left, and why), for `magnetoc report`.
+struct QdqFloatOp {
+  std::string node, op, why;
+};
+std::vector<QdqFloatOp> floatBetweenQdq(const Graph& g, const std::string& target);
 std::unique_ptr<Pass> makeFuseQdqPass();
 std::unique_ptr<Pass> makeFoldBatchNormPass();
 std::unique_ptr<Pass> makeFoldAffinePass();
