@@ -44,6 +44,7 @@
 //
 // Golden tests: tests/ir/fuse_qdq.mlir, fuse_qdq_kept.mlir, fuse_qdq_maxpool.mlir, fuse_qdq_add.mlir
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 
 #include <set>
@@ -176,6 +177,25 @@ std::optional<ConvMatch> matchAt(Node* q) {
   return m;
 }
 
+// The last step of every rewrite: `n` (created before the QuantizeLinear `quant`) replaces the
+// chain ending in quant (its other nodes in `chain`, null entries skipped); n's result takes
+// quant's name and readers after a check that it has the type the chain gave (anything else is a
+// bug in the rewrite).
+Status replaceChain(Graph& g, Node* n, Node* quant, std::initializer_list<Node*> chain) {
+  MG_RETURN_IF_ERROR(inferNode(*n));
+  Value* old = quant->output(0);
+  if (n->output(0)->type() != old->type())
+    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
+                          old->type().str());
+  const std::string name = old->name();
+  g.replaceAllUsesWith(old, n->output(0));
+  g.eraseNode(quant);
+  for (Node* c : chain)
+    if (c) g.eraseNode(c);
+  g.renameValue(n->output(0), name);
+  return Status::success();
+}
+
 Value* zeroPoint(Graph& g, DType t, const Dims& dims, const std::string& base) {
   return g.addConstant(g.uniqueName(base), Tensor::zeros(TensorType{t, dims}));
 }
@@ -188,19 +208,9 @@ Status rewrite(Graph& g, const ConvMatch& m) {
   std::vector<Value*> ins = {m.x.q, m.x.scale, xz, m.w.q, m.w.scale, wz, m.yScale, yz};
   if (m.hasBias) ins.push_back(m.b.q);
   Node* n = g.createNode("QLinearConv", ins, {TensorType{}}, m.conv->attrs(), base + "/qlinear", m.quant);
-  MG_RETURN_IF_ERROR(inferNode(*n));
-  Value* old = m.quant->output(0);
-  if (n->output(0)->type() != old->type())
-    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
-                          old->type().str());
-  const std::string name = old->name();
-  g.replaceAllUsesWith(old, n->output(0));
-  g.eraseNode(m.quant);
-  if (m.relu) g.eraseNode(m.relu);
-  g.eraseNode(m.conv);
+  MG_RETURN_IF_ERROR(replaceChain(g, n, m.quant, {m.relu, m.conv}));
   for (Node* dq : {m.w.node, m.hasBias ? m.b.node : nullptr})
     if (dq && !dq->output(0)->hasUses() && !dq->output(0)->isGraphOutput()) g.eraseNode(dq);
-  g.renameValue(n->output(0), name);
   return Status::success();
 }
 
@@ -248,17 +258,7 @@ std::optional<PoolMatch> matchPoolAt(Node* q) {
 Status rewritePool(Graph& g, const PoolMatch& m) {
   const std::string base = m.pool->name().empty() ? m.pool->output(0)->name() : m.pool->name();
   Node* n = g.createNode("MaxPool", {m.xq}, {TensorType{}}, m.pool->attrs(), base + "/int8", m.quant);
-  MG_RETURN_IF_ERROR(inferNode(*n));
-  Value* old = m.quant->output(0);
-  if (n->output(0)->type() != old->type())
-    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
-                          old->type().str());
-  const std::string name = old->name();
-  g.replaceAllUsesWith(old, n->output(0));
-  g.eraseNode(m.quant);
-  g.eraseNode(m.pool);
-  g.renameValue(n->output(0), name);
-  return Status::success();
+  return replaceChain(g, n, m.quant, {m.pool});
 }
 
 // QuantizeLinear(Add(DequantizeLinear(a), DequantizeLinear(b))), everything per tensor and a, b
@@ -292,17 +292,7 @@ Status rewriteAdd(Graph& g, const AddMatch& m) {
   Value* yz = m.quant->hasInput(2) ? m.quant->input(2) : zeroPoint(g, m.quant->output(0)->dtype(), {}, base + "/y_zero_point");
   Node* n = g.createNode("MgQuantizedAdd", {m.a.q, m.a.scale, az, m.b.q, m.b.scale, bz, m.quant->input(1), yz},
                          {TensorType{}}, AttrMap{}, base + "/quantized", m.quant);
-  MG_RETURN_IF_ERROR(inferNode(*n));
-  Value* old = m.quant->output(0);
-  if (n->output(0)->type() != old->type())
-    return internalStatus("fuse-qdq: {} gives {}, the QDQ chain gave {}", n->describe(), n->output(0)->type().str(),
-                          old->type().str());
-  const std::string name = old->name();
-  g.replaceAllUsesWith(old, n->output(0));
-  g.eraseNode(m.quant);
-  g.eraseNode(m.add);
-  g.renameValue(n->output(0), name);
-  return Status::success();
+  return replaceChain(g, n, m.quant, {m.add});
 }
 
 }  // namespace

@@ -383,6 +383,49 @@ void depthwise(const ConvGeom& g, const float* X, const float* W, const float* B
 
 }  // namespace
 
+namespace conv {
+
+bool resolveGeom(const Attrs& a, const Tensor& X, const Tensor& W, const Tensor& Y, ConvGeom* out) {
+  const int r = X.rank;
+  if ((r != 3 && r != 4) || W.rank != r || Y.rank != r) return false;
+  SpatialAttrs sa;
+  sa.kernelShape = a.ints("kernel_shape");
+  sa.strides = a.ints("strides");
+  sa.dilations = a.ints("dilations");
+  sa.pads = a.ints("pads");
+  if (!parseAutoPad(a.s("auto_pad", "NOTSET"), &sa.autoPad)) return false;
+  SpatialGeometry sg;
+  std::string err = resolveConvGeometry("Conv", std::vector<int64_t>(X.dims + 2, X.dims + r),
+                                        std::vector<int64_t>(W.dims + 2, W.dims + r), sa, &sg);
+  // A 1-D convolution [n, c, w] is the 2-D one on [n, c, 1, w] with a 1 x kw kernel.
+  const bool oneD = r == 3;
+  const int last = sg.nsp - 1;
+  ConvGeom g;
+  g.n = X.dims[0];
+  g.c = X.dims[1];
+  g.h = oneD ? 1 : X.dims[2];
+  g.w = X.dims[r - 1];
+  g.m = W.dims[0];
+  g.group = a.i("group", 1);
+  if (!err.empty() || g.group <= 0 || g.c % g.group || g.m % g.group || W.dims[1] != g.c / g.group ||
+      Y.dims[0] != g.n || Y.dims[1] != g.m || (!oneD && Y.dims[2] != sg.out[0]) || Y.dims[r - 1] != sg.out[last])
+    return false;
+  g.oh = oneD ? 1 : sg.out[0];
+  g.ow = sg.out[last];
+  g.kh = oneD ? 1 : W.dims[2];
+  g.kw = W.dims[r - 1];
+  g.sh = oneD ? 1 : sg.stride[0];
+  g.sw = sg.stride[last];
+  g.dh = oneD ? 1 : sg.dilation[0];
+  g.dw = sg.dilation[last];
+  g.pt = oneD ? 0 : sg.padBegin[0];
+  g.pl = sg.padBegin[last];
+  *out = g;
+  return true;
+}
+
+}  // namespace conv
+
 int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx) {
   auto fallback = [&] { return fast::fallbackKernel("Conv", a, in, nin, out, nout, ctx); };
   if (nin < 2 || nout < 1) return fallback();
@@ -396,38 +439,8 @@ int fConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx&
       Y.rank != r || (B && (B->dtype != kF32 || B->numel() != Wt.dims[0])) ||
       (R && (R->dtype != kF32 || R->numel() != Y.numel())))
     return fallback();
-  SpatialAttrs sa;
-  sa.kernelShape = a.ints("kernel_shape");
-  sa.strides = a.ints("strides");
-  sa.dilations = a.ints("dilations");
-  sa.pads = a.ints("pads");
-  if (!parseAutoPad(a.s("auto_pad", "NOTSET"), &sa.autoPad)) return fallback();
-  SpatialGeometry sg;
-  std::string err = resolveConvGeometry("Conv", std::vector<int64_t>(X.dims + 2, X.dims + r),
-                                        std::vector<int64_t>(Wt.dims + 2, Wt.dims + r), sa, &sg);
-  // A 1-D convolution [n, c, w] is the 2-D one on [n, c, 1, w] with a 1 x kw kernel.
-  const bool oneD = r == 3;
-  const int last = sg.nsp - 1;
   ConvGeom g;
-  g.n = X.dims[0];
-  g.c = X.dims[1];
-  g.h = oneD ? 1 : X.dims[2];
-  g.w = X.dims[r - 1];
-  g.m = Wt.dims[0];
-  g.group = a.i("group", 1);
-  if (!err.empty() || g.group <= 0 || g.c % g.group || g.m % g.group || Wt.dims[1] != g.c / g.group ||
-      Y.dims[0] != g.n || Y.dims[1] != g.m || (!oneD && Y.dims[2] != sg.out[0]) || Y.dims[r - 1] != sg.out[last])
-    return fallback();
-  g.oh = oneD ? 1 : sg.out[0];
-  g.ow = sg.out[last];
-  g.kh = oneD ? 1 : Wt.dims[2];
-  g.kw = Wt.dims[r - 1];
-  g.sh = oneD ? 1 : sg.stride[0];
-  g.sw = sg.stride[last];
-  g.dh = oneD ? 1 : sg.dilation[0];
-  g.dw = sg.dilation[last];
-  g.pt = oneD ? 0 : sg.padBegin[0];
-  g.pl = sg.padBegin[last];
+  if (!conv::resolveGeom(a, X, Wt, Y, &g)) return fallback();
   if (Y.numel() == 0) return 0;
 
   const float* x = X.as<float>();

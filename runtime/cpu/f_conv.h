@@ -17,6 +17,11 @@ struct ConvGeom {
   int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, group;
 };
 
+// The geometry of a 2-D (or 1-D: one row) convolution from its attributes and the input, weight
+// and output tensors (any element types); false when it does not resolve or the output's dims
+// disagree with it (the fast kernels then leave the case to the reference kernel).
+bool resolveGeom(const Attrs& a, const Tensor& X, const Tensor& W, const Tensor& Y, ConvGeom* g);
+
 // Weights [m][K] (K = C/group * kh * kw, ONNX's order) as blocks of `width` output channels:
 // dst[(b * K + k) * width + j] = w[(b * width + j) * K + k], zero past the last channel. The
 // direct kernels' layouts (stem: 8, channel-lane: 32, grouped direct: 8 per group).

@@ -8,14 +8,19 @@
 // multiplier and product are the same float32 operations, so the two give the same bytes.
 //
 // vpdpbusd multiplies 4 unsigned bytes by 4 signed bytes per 32-bit lane and adds the 4 products to
-// the lane's int32 sum. The tile is 8 output channels x 48 output pixels (24 accumulators): per 4
-// values of k, three vectors of the packed im2col panel (16 pixels x 4 bytes each) against each
-// channel's 4 weight bytes broadcast. The panel is built once per 48 pixels (all output channels
-// read it): the im2col rows of 4 consecutive k, loaded 16 pixels at a time (masked byte loads, the
-// zero point where a tap falls in the padding; stride 2 takes the even bytes of a 32-byte load),
-// interleaved byte by byte into [k / 4][pixel][4]. The zero point is taken out afterwards:
-// sum (x' - x_zp) w = sum x' w - x_zp * sum_k w[m, k], the weight sums computed with the packed
-// weights (once per model handle when the weights are constant).
+// the lane's int32 sum. Two kernels, chosen per layer:
+//  - here, pixels in the lanes (planes wider than 16 columns): a tile is 8 output channels x 48
+//    pixels (24 accumulators); per 4 values of k, three vectors of a packed im2col panel (16
+//    pixels x 4 bytes) against each channel's 4 weight bytes broadcast. Each channel is first
+//    copied once per call into stride-phase planes padded with the zero point (see Grid), so a
+//    tap's row of a panel is one 48-byte load, interleaved 4 taps at a time into [k/4][pixel][4];
+//    planes of 16 or fewer columns gather their rows output row by output row instead ("dense").
+//    Panels are outside the channel tiles (packed once, every tile over them), unless the
+//    weights outweigh all panels, which then fit L2: each thread packs them all and runs its
+//    channel tiles over them (the weights read once);
+//  - f_qconv_lanes.cpp, output channels in the lanes (narrow planes with 32+ channels).
+// The zero point is taken out afterwards: sum (x' - x_zp) w = sum x' w - x_zp * sum_k w[m, k],
+// the weight sums computed with the packed weights (once per model handle when constant).
 //
 // Operands the instruction does not take directly are shifted by 128: int8 activations become
 // uint8 (x + 128, zero point + 128), uint8 weights int8 (w - 128, zero point - 128); both leave every
@@ -23,7 +28,8 @@
 // kernel size, stride, dilation and padding, per-tensor or per-channel weight scales, weight zero
 // points 0 (after the shift: symmetric int8 weights, or uint8 weights at 128, as the quantizers
 // write them). Others (grouped and depthwise layers, other weight zero points, non-finite
-// multipliers, builds without VNNI) run the reference kernel.
+// multipliers, builds without VNNI) run the reference kernel. Measured: `kernel_bench --qconv`
+// (ResNet-18's layers against the core's vpdpbusd peak; docs/PERFORMANCE.md).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -349,40 +355,12 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const int r = X.rank;
   const bool q8x = X.dtype == kU8 || X.dtype == kI8, q8w = W.dtype == kU8 || W.dtype == kI8;
   const bool q8y = Y.dtype == kU8 || Y.dtype == kI8;
-  if (!q8x || !q8w || !q8y || (r != 3 && r != 4) || W.rank != r || Y.rank != r || a.i("group", 1) != 1 ||
+  if (!q8x || !q8w || !q8y || (r != 3 && r != 4) || a.i("group", 1) != 1 ||
       Xs.dtype != kF32 || Ws.dtype != kF32 || Ys.dtype != kF32 || Xs.numel() != 1 || Ys.numel() != 1 ||
       Xz.numel() != 1 || Yz.numel() != 1 || Xz.dtype != X.dtype || Yz.dtype != Y.dtype || Wz.dtype != W.dtype)
     return fallback();
-  SpatialAttrs sa;
-  sa.kernelShape = a.ints("kernel_shape");
-  sa.strides = a.ints("strides");
-  sa.dilations = a.ints("dilations");
-  sa.pads = a.ints("pads");
-  if (!parseAutoPad(a.s("auto_pad", "NOTSET"), &sa.autoPad)) return fallback();
-  SpatialGeometry sg;
-  const std::string err = resolveConvGeometry("QLinearConv", std::vector<int64_t>(X.dims + 2, X.dims + r),
-                                              std::vector<int64_t>(W.dims + 2, W.dims + r), sa, &sg);
-  const bool oneD = r == 3;
-  const int last = sg.nsp - 1;
   QGeom g;
-  g.n = X.dims[0];
-  g.c = X.dims[1];
-  g.h = oneD ? 1 : X.dims[2];
-  g.w = X.dims[r - 1];
-  g.m = W.dims[0];
-  if (!err.empty() || W.dims[1] != g.c || Y.dims[0] != g.n || Y.dims[1] != g.m ||
-      (!oneD && Y.dims[2] != sg.out[0]) || Y.dims[r - 1] != sg.out[last])
-    return fallback();
-  g.oh = oneD ? 1 : sg.out[0];
-  g.ow = sg.out[last];
-  g.kh = oneD ? 1 : W.dims[2];
-  g.kw = W.dims[r - 1];
-  g.sh = oneD ? 1 : sg.stride[0];
-  g.sw = sg.stride[last];
-  g.dh = oneD ? 1 : sg.dilation[0];
-  g.dw = sg.dilation[last];
-  g.pt = oneD ? 0 : sg.padBegin[0];
-  g.pl = sg.padBegin[last];
+  if (!conv::resolveGeom(a, X, W, Y, &g)) return fallback();
   if ((Ws.numel() != 1 && Ws.numel() != g.m) || Wz.numel() != Ws.numel() || (B && (B->dtype != kI32 || B->numel() != g.m)))
     return fallback();
   // Weight zero points 0 after the shift (uint8 weights: 128).

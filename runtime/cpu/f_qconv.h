@@ -7,15 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "f_conv.h"
 #include "mg_runtime.h"
 
 namespace mgrt {
 namespace qconv {
 
-// NCHW input [n, c, h, w] (uint8 after the int8 shift), weights [m, c, kh, kw], output
-// [n, m, oh, ow]; strides sh/sw, dilations dh/dw, leading pads pt/pl.
-struct QGeom {
-  int64_t n, c, h, w, m, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl;
+// The convolution's geometry (conv::ConvGeom; group 1): NCHW input [n, c, h, w] (uint8 after the
+// int8 shift), weights [m, c, kh, kw], output [n, m, oh, ow].
+struct QGeom : conv::ConvGeom {
   int64_t K() const { return c * kh * kw; }
   int64_t K4() const { return (K() + 3) / 4; }
 };

@@ -38,6 +38,15 @@ bool scalarParam(const Tensor* in, int nin, int i, int32_t dtype, bool* present)
 int32_t zeroAt(const Tensor& t) {
   return t.dtype == kU8 ? int32_t(t.as<uint8_t>()[0]) : int32_t(t.as<int8_t>()[0]);
 }
+
+// body(i, mask) for every 16 elements of [0, n) (mask: those inside), threaded in chunks.
+template <typename Body>
+void forEachVector(ThreadPool* pool, int64_t n, const Body& body) {
+  parallelFor(pool, (n + kChunk - 1) / kChunk, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b * kChunk, end = std::min(n, e * kChunk); i < end; i += 16)
+      body(i, end - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (end - i)) - 1));
+  });
+}
 #endif
 
 }  // namespace
@@ -60,15 +69,12 @@ int fQuantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, int 
   const float* x = X.as<float>();
   uint8_t* y = static_cast<uint8_t*>(Y.data);
   const int64_t n = X.numel();
-  parallelFor(ctx.pool, (n + kChunk - 1) / kChunk, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b * kChunk, end = std::min(n, e * kChunk); i < end; i += 16) {
-      const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (end - i)) - 1);
-      const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vs);
-      __m512 v = _mm512_add_ps(_mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
-      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), v, vz);  // NaN: the zero point
-      _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
-    }
+  forEachVector(ctx.pool, n, [&](int64_t i, __mmask16 m) {
+    const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vs);
+    __m512 v = _mm512_add_ps(_mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), v, vz);  // NaN: the zero point
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
   });
   return 0;
 #else
@@ -92,13 +98,10 @@ int fDequantizeLinear(const Attrs& a, const Tensor* in, int nin, Tensor* out, in
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   float* y = Y.as<float>();
   const int64_t n = X.numel();
-  parallelFor(ctx.pool, (n + kChunk - 1) / kChunk, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b * kChunk, end = std::min(n, e * kChunk); i < end; i += 16) {
-      const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (end - i)) - 1);
-      const __m128i bytes = _mm_maskz_loadu_epi8(m, x + i);
-      const __m512i v = s8 ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
-      _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, vz)), vs));
-    }
+  forEachVector(ctx.pool, n, [&](int64_t i, __mmask16 m) {
+    const __m128i bytes = _mm_maskz_loadu_epi8(m, x + i);
+    const __m512i v = s8 ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(v, vz)), vs));
   });
   return 0;
 #else
@@ -130,20 +133,17 @@ int fMgQuantizedAdd(const Attrs& a, const Tensor* in, int nin, Tensor* out, int 
   const uint8_t* pb = static_cast<const uint8_t*>(B.data);
   uint8_t* py = static_cast<uint8_t*>(Y.data);
   const int64_t n = Y.numel();
-  parallelFor(ctx.pool, (n + kChunk - 1) / kChunk, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b * kChunk, end = std::min(n, e * kChunk); i < end; i += 16) {
-      const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (end - i)) - 1);
-      const __m128i ba = _mm_maskz_loadu_epi8(m, pa + i), bb = _mm_maskz_loadu_epi8(m, pb + i);
-      const __m512i ia = s8a ? _mm512_cvtepi8_epi32(ba) : _mm512_cvtepu8_epi32(ba);
-      const __m512i ib = s8b ? _mm512_cvtepi8_epi32(bb) : _mm512_cvtepu8_epi32(bb);
-      const __m512 fa = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ia, vza)), sa);
-      const __m512 fb = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ib, vzb)), sb);
-      const __m512 q = _mm512_div_ps(_mm512_add_ps(fa, fb), sy);
-      __m512 v = _mm512_add_ps(_mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzy);
-      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), v, vzy);
-      _mm_mask_storeu_epi8(py + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
-    }
+  forEachVector(ctx.pool, n, [&](int64_t i, __mmask16 m) {
+    const __m128i ba = _mm_maskz_loadu_epi8(m, pa + i), bb = _mm_maskz_loadu_epi8(m, pb + i);
+    const __m512i ia = s8a ? _mm512_cvtepi8_epi32(ba) : _mm512_cvtepu8_epi32(ba);
+    const __m512i ib = s8b ? _mm512_cvtepi8_epi32(bb) : _mm512_cvtepu8_epi32(bb);
+    const __m512 fa = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ia, vza)), sa);
+    const __m512 fb = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(ib, vzb)), sb);
+    const __m512 q = _mm512_div_ps(_mm512_add_ps(fa, fb), sy);
+    __m512 v = _mm512_add_ps(_mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzy);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), v, vzy);
+    _mm_mask_storeu_epi8(py + i, m, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
   });
   return 0;
 #else
