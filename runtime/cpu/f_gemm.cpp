@@ -237,6 +237,10 @@ inline __attribute__((always_inline)) void writeBack(VF (&acc)[R][kNV], float* c
 #if defined(__AVX512F__)
     case Act::kHardSigmoid: return storeTile<R, true, Act::kHardSigmoid>(acc, c, ldc, i0, j0, mr, nr, t, e);
     case Act::kHardSwish: return storeTile<R, true, Act::kHardSwish>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kSigmoid: return storeTile<R, true, Act::kSigmoid>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kSwish: return storeTile<R, true, Act::kSwish>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kTanh: return storeTile<R, true, Act::kTanh>(acc, c, ldc, i0, j0, mr, nr, t, e);
+    case Act::kGelu: return storeTile<R, true, Act::kGelu>(acc, c, ldc, i0, j0, mr, nr, t, e);
 #endif
     default:
       storeTile<R, true, Act::kNone>(acc, c, ldc, i0, j0, mr, nr, t, e);
