@@ -43,14 +43,23 @@ STEPS = 4.0
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return build(NAME, FLOAT, STEPS, __doc__, os.path.abspath(__file__))
+
+
+def build(NAME, FLOAT, STEPS, doc, script, drift=0.5):
+    """Quantizes export.py's FLOAT into OUT/NAME with an atol of STEPS output steps (the command
+    line of the calling script: --out DIR [--force]). Shared by the *_int8.py scripts. The
+    quantized model must keep the float model's top class and stay within drift times the float
+    output's standard deviation of it (else the quantizer is wrong)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
     folder = os.path.join(args.out, NAME)
-    # This script, ort_reference.py and the quantizer decide the model.
+    # The calling script, this one, ort_reference.py and the quantizer decide the model.
     with open(quantize.__file__, "rb") as f:
-        dig = hashlib.sha1((ref.digest(os.path.abspath(__file__)) + f.read().hex()).encode()).hexdigest()[:12]
+        dig = hashlib.sha1((ref.digest(script) + ref.digest(os.path.abspath(__file__)) + f.read().hex()).encode()
+                           ).hexdigest()[:12]
     if not args.force and ref.up_to_date(folder, dig):
         print("[%s] up to date: %s" % (NAME, folder))
         return 0
@@ -84,7 +93,7 @@ def main():
     std = float(np.std(y_float))
     # The quantized model must stay close to the float one (else the rewrite is wrong) and agree on
     # the top class.
-    if not np.all(np.isfinite(y)) or q_err > 0.5 * std or int(np.argmax(y)) != int(np.argmax(y_float)):
+    if not np.all(np.isfinite(y)) or q_err > drift * std or int(np.argmax(y)) != int(np.argmax(y_float)):
         print("[%s] BAD: quantized output off the float model's (max diff %g, std %g, top-1 %d vs %d)"
               % (NAME, q_err, std, int(np.argmax(y)), int(np.argmax(y_float))), file=sys.stderr)
         return 1
@@ -97,7 +106,7 @@ def main():
         "output_scale": y_scale, "float_output_std": std, "quantized_vs_float_max_diff": q_err,
         "tolerance": {"rtol": 0.0, "atol": atol, "output_atol": {qmodel.graph.output[0].name: atol},
                       "why": "%g output quantization steps: the integer convolutions round once where the float "
-                             "reading of the QDQ graph rounds its float sums (see models/resnet18_int8.py)" % STEPS},
+                             "reading of the QDQ graph rounds its float sums (see models/%s.py)" % (STEPS, NAME)},
         "seconds": round(time.time() - t0, 2)})
     print("[%s] ok: %s nodes=%d output scale=%.4g atol=%.4g (|quantized - float| max %.4g, float std %.4g) %.1fs"
           % (NAME, folder, len(qmodel.graph.node), y_scale, atol, q_err, std, time.time() - t0))

@@ -26,7 +26,8 @@
 //     maps every negative value to it, so quantize(relu(v)) == quantize(v) for every v;
 //   - padding: Conv pads the dequantized input with 0.0, which is the input zero point's value;
 //     QLinearConv pads with the zero point (ONNX), the same number.
-// Grouped and depthwise convolutions are left in float (the integer kernels are ungrouped).
+// Depthwise convolutions (group == input channels == output channels) are rewritten the same way;
+// other grouped ones are left in float (the integer kernels are ungrouped or depthwise).
 // Required besides: scales and zero points are constants of the shapes QLinearConv takes (x and y
 // per tensor, w per tensor or per output channel along axis 0), the weight and bias are
 // constants, and the Conv's (and Relu's) result is read by nothing but the next step, so no float
@@ -61,6 +62,16 @@ namespace qdq {  // a named namespace: the passes are compiled as one unity file
 namespace {
 
 bool isQuant8(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
+// A depthwise Conv: one input channel per group and per output channel (weights [C, 1, kh, kw]
+// over C input channels), static channel counts.
+bool isDepthwise(const Node* conv) {
+  const Value* x = conv->input(0);
+  const Value* w = conv->input(1);
+  if (x->rank() < 3 || w->rank() != x->rank()) return false;
+  const int64_t c = x->dims()[1], group = conv->attrs().getInt("group", 1);
+  return c > 0 && group == c && w->dims()[0] == c && w->dims()[1] == 1;
+}
 
 // A constant operand with its bytes (not an opaque checksum-only weight).
 const Tensor* constantOf(const Node* n, size_t i) {
@@ -138,9 +149,10 @@ std::optional<ConvMatch> matchAt(Node* q) {
     if (!p || soleUser(m.relu->input(0)) != m.relu) return std::nullopt;
   }
   if (p->kind() != "Conv" || p->numOutputs() != 1) return std::nullopt;
-  // Grouped and depthwise convolutions stay in float: the CPU's integer kernels are ungrouped
-  // (QLinearConv with groups would run the reference loops, far slower than the float kernels).
-  if (p->attrs().getInt("group", 1) != 1) return std::nullopt;
+  // Grouped convolutions other than depthwise ones stay in float: the CPU's integer kernels are
+  // ungrouped or depthwise (other groups would run the reference loops, far slower than the float
+  // kernels).
+  if (p->attrs().getInt("group", 1) != 1 && !isDepthwise(p)) return std::nullopt;
   m.conv = p;
   const int rank = p->input(0)->rank();
   if (rank != 3 && rank != 4) return std::nullopt;
@@ -345,8 +357,8 @@ std::vector<QdqFloatOp> floatBetweenQdq(const Graph& g, const std::string& targe
     std::string why;
     if (!targetRunsIntegerConv(target))
       why = "the " + target + " target has no integer programs yet (fuse-qdq runs on cpu only)";
-    else if (k == "Conv" && n->attrs().getInt("group", 1) != 1)
-      why = "grouped convolution: the integer kernels are ungrouped";
+    else if (k == "Conv" && n->attrs().getInt("group", 1) != 1 && !isDepthwise(n))
+      why = "grouped convolution (not depthwise): the integer kernels are ungrouped or depthwise";
     else if (k == "Conv")
       why = "not the QDQ form fuse-qdq takes: it needs constant int8 weights, an int32 bias at x_scale * w_scale, "
             "per-tensor activations, a Relu only before a zero point at the type's lowest value, and the result "

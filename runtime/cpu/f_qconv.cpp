@@ -27,8 +27,9 @@
 // difference (x - x_zp), (w - w_zp) as it was. Covered: 2-D (and 1-D) ungrouped convolutions, any
 // kernel size, stride, dilation and padding, per-tensor or per-channel weight scales, weight zero
 // points 0 (after the shift: symmetric int8 weights, or uint8 weights at 128, as the quantizers
-// write them). Others (grouped and depthwise layers, other weight zero points, non-finite
-// multipliers, builds without VNNI) run the reference kernel. Measured: `kernel_bench --qconv`
+// write them). Depthwise layers (group == c == m) go to f_qconv_dw.cpp with the same arithmetic.
+// Others (other grouped layers, other weight zero points, non-finite multipliers, builds without
+// VNNI) run the reference kernel. Measured: `kernel_bench --qconv`
 // (ResNet-18's layers against the core's vpdpbusd peak; docs/PERFORMANCE.md).
 #include <cmath>
 #include <cstdint>
@@ -104,6 +105,10 @@ inline __mmask16 tail16(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1);
 }
 
+}  // namespace
+
+namespace qconv {
+
 // The computed grid and the phase-split copy of the input it reads. Output pixel (oy, ox) reads
 // padded input (oy * sh + ky * dh, ox * sw + kx * dw): in the copy, column phase px = (kx * dw) % sw
 // and row phase py = (ky * dh) % sh of each channel are planes of Rq x Wq bytes holding padded
@@ -115,11 +120,6 @@ inline __mmask16 tail16(int64_t n) {
 // On narrow planes (ow <= 16: ResNet's 14x14 and 7x7 layers) the grid's extra columns would be an
 // eighth to nearly a third of the work, so there the panels hold the output pixels only ("dense"):
 // each tap's row of a panel is gathered from the copy one output row (at most 16 bytes) at a time.
-struct Grid {
-  int64_t Wq, Rq, S, planeQ;  // columns, rows per phase plane, phases, plane bytes
-  bool dense;                 // panels hold output pixels only (else grid pixels)
-  int64_t P;                  // pixels computed: oh * ow dense, else oh * Wq
-};
 
 Grid gridOf(const QGeom& g) {
   Grid q;
@@ -173,6 +173,14 @@ void phaseSplit(const QGeom& g, const Grid& q, const uint8_t* used, const uint8_
     }
   }
 }
+
+}  // namespace qconv
+
+namespace {
+
+using qconv::Grid;
+using qconv::gridOf;
+using qconv::phaseSplit;
 
 // Four taps' rows of kNP bytes -> [kNP][4]: pixel j's 4 bytes are the 4 rows' byte j.
 inline void interleave4(const uint8_t* const* src, uint8_t* dst) {
@@ -340,6 +348,34 @@ int32_t intAt(const Tensor& t, int64_t i) {
   }
 }
 
+// A depthwise layer (qconv::depthwiseApplies): per channel its taps' weights as floats and the
+// correction bias - x_zp * sum w, then f_qconv_dw.cpp's kernel.
+int depthwiseLayer(const QGeom& g, const Tensor& X, const Tensor& Xz, const Tensor& W, int wShift, const Tensor* B,
+                   const Tensor& Yz, Tensor& Y, std::vector<float>& mult, Ctx& ctx) {
+  const int64_t taps = g.kh * g.kw;
+  const bool u8 = W.dtype == kU8;
+  std::vector<float> wf(static_cast<size_t>(g.m * taps));
+  std::vector<int32_t> corr(static_cast<size_t>(g.m));
+  const int xShift = X.dtype == kI8 ? 128 : 0;
+  const int32_t xzp = intAt(Xz, 0) + xShift;
+  for (int64_t m = 0; m < g.m; ++m) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int v = (u8 ? int(W.as<uint8_t>()[m * taps + t]) : int(W.as<int8_t>()[m * taps + t])) - wShift;
+      wf[m * taps + t] = static_cast<float>(v);
+      sum += v;
+    }
+    corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
+                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(sum));
+  }
+  const bool s8y = Y.dtype == kI8;
+  const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
+                   s8y ? 127.f : 255.f};
+  qconv::depthwiseConv(g, wf.data(), static_cast<const uint8_t*>(X.data), static_cast<uint8_t>(xzp),
+                       static_cast<uint8_t>(xShift ? 0x80 : 0), rq, static_cast<uint8_t*>(Y.data), ctx.pool);
+  return 0;
+}
+
 #endif  // MG_QCONV_VNNI
 
 }  // namespace
@@ -355,12 +391,14 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const int r = X.rank;
   const bool q8x = X.dtype == kU8 || X.dtype == kI8, q8w = W.dtype == kU8 || W.dtype == kI8;
   const bool q8y = Y.dtype == kU8 || Y.dtype == kI8;
-  if (!q8x || !q8w || !q8y || (r != 3 && r != 4) || a.i("group", 1) != 1 ||
+  if (!q8x || !q8w || !q8y || (r != 3 && r != 4) ||
       Xs.dtype != kF32 || Ws.dtype != kF32 || Ys.dtype != kF32 || Xs.numel() != 1 || Ys.numel() != 1 ||
       Xz.numel() != 1 || Yz.numel() != 1 || Xz.dtype != X.dtype || Yz.dtype != Y.dtype || Wz.dtype != W.dtype)
     return fallback();
   QGeom g;
   if (!conv::resolveGeom(a, X, W, Y, &g)) return fallback();
+  const bool depthwise = g.group != 1;
+  if (depthwise && !qconv::depthwiseApplies(g)) return fallback();  // other grouped layers
   if ((Ws.numel() != 1 && Ws.numel() != g.m) || Wz.numel() != Ws.numel() || (B && (B->dtype != kI32 || B->numel() != g.m)))
     return fallback();
   // Weight zero points 0 after the shift (uint8 weights: 128).
@@ -374,6 +412,7 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
     if (!std::isfinite(mult[m])) return fallback();
   }
   if (Y.numel() == 0) return 0;
+  if (depthwise) return depthwiseLayer(g, X, Xz, W, wShift, B, Yz, Y, mult, ctx);
 
   const bool lanes = qconv::lanesApplies(g);
   QWeights localW;

@@ -17,8 +17,9 @@
 # onnxruntime-node's outputs, with their tolerance in meta.json (models/ort_reference.py):
 # resnet_qdq (QDQ-quantized, a few output quantization steps), resnet18_int8 (torchvision's
 # ResNet-18 quantized by tools/quantize/quantize.py; reference: onnxruntime with its graph
-# optimizations off, 4 output steps) and detect_postprocess (NonMaxSuppression and Gathers,
-# exact); "none" skips them. Default: all three.
+# optimizations off, 4 output steps), mobilenet_v2_int8 (the same for MobileNet v2: depthwise
+# integer convolutions, 12 steps) and detect_postprocess (NonMaxSuppression and Gathers, exact);
+# "none" skips them. Default: all four.
 # --dynamic-models: exported at their --small size with symbolic batch (and sequence) axes
 # (models/export.py --dynamic, folders NAME_small_dynamic): each is compiled ONCE with the
 # --dynamic ranges of its meta.json and run at three shapes (batch 1, 3, 8 and, for the sequence
@@ -39,7 +40,7 @@ work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
 light_models="bvlc_alexnet,densenet121,inception_v1,inception_v2,resnet50,shufflenet,squeezenet,vgg19,zfnet512"
 light_src="${MAGNETO_LIGHT_DIR:-$root/models/light}"
-ort_models="resnet_qdq,resnet18_int8,detect_postprocess"
+ort_models="resnet_qdq,resnet18_int8,mobilenet_v2_int8,detect_postprocess"
 dynamic_models="inception_v3,resnext50_32x4d,bert_layers,seq2seq,gpt2_kv"
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -6,7 +6,8 @@
 //  - %c2: a float32 bias (QLinearConv's bias is int32 at scale x_scale * w_scale);
 //  - %c3: an int32 bias whose DequantizeLinear scale (0.02) is not x_scale * w_scale (0.015625);
 //  - %c4: its result is read by the QuantizeLinear and by a graph output, which would lose it;
-//  - %c5: a depthwise convolution (group 2): the integer kernels are ungrouped.
+//  - %c5: a grouped convolution that is not depthwise (2 groups of one input channel, two
+//    outputs each): the integer kernels are ungrouped or depthwise (fuse_qdq_depthwise.mlir).
 // CHECK-LABEL: graph @qdq_kept
 // CHECK-NOT: QLinearConv
 // CHECK: %c1 : f32[1,2,4,4] = Conv(%xd, %w)
@@ -14,14 +15,15 @@
 // CHECK: %c2 : f32[1,2,4,4] = Conv(%xd, %w, %bf)
 // CHECK: %c3 : f32[1,2,4,4] = Conv(%xd, %w, %b3)
 // CHECK: %c4 : f32[1,2,4,4] = Conv(%xd, %w)
-// CHECK: %c5 : f32[1,2,4,4] = Conv(%xd, %wd) {group = 2}
+// CHECK: %c5 : f32[1,4,4,4] = Conv(%xd, %wd) {group = 2}
 // CHECK-NOT: QLinearConv
 graph @qdq_kept {
   input %xq : u8[1,2,4,4]
   const %xs : f32[] = dense<[0.0625]>
   const %xz : u8[] = dense<[128]>
   const %wq : i8[2,2,1,1] = dense<[1, -2, 3, -4]>
-  const %wdq : i8[2,1,1,1] = dense<[3, -5]>
+  const %wdq : i8[4,1,1,1] = dense<[3, -5, 2, 7]>
+  const %ws4 : f32[4] = dense<[0.25, 0.25, 0.125, 0.5]>
   const %ws : f32[2] = dense<[0.25, 0.25]>
   const %bf : f32[2] = dense<[0.5, -0.25]>
   const %bq : i32[2] = dense<[100, -37]>
@@ -31,7 +33,7 @@ graph @qdq_kept {
   const %yz : u8[] = dense<[0]>
   %xd = DequantizeLinear(%xq, %xs, %xz)
   %w = DequantizeLinear(%wq, %ws) {axis = 0}
-  %wd = DequantizeLinear(%wdq, %ws) {axis = 0}
+  %wd = DequantizeLinear(%wdq, %ws4) {axis = 0}
   %c1 = Conv(%xd, %w)
   %r1 = Relu(%c1)
   %q1 = QuantizeLinear(%r1, %ys, %yz3)

@@ -8,7 +8,8 @@
 // and 3, dilation, asymmetric padding, 1x1 and 1-D layers), int8 and uint8 activations, uint8
 // weights at zero point 128, per-tensor and per-channel scales, with and without a bias, weights
 // packed per call and once into a step state, on 1 and 2 threads. Cases the kernel leaves to the
-// reference (groups, weight zero points other than 0/128) must give the same bytes too. In the
+// reference (groups other than depthwise, weight zero points other than 0/128) must give the same
+// bytes too; depthwise layers (f_qconv_dw.cpp) are checked on their own odd shapes. In the
 // baseline build (no VNNI) every case runs the reference kernel through the fast entry.
 #include <gtest/gtest.h>
 
@@ -163,6 +164,16 @@ TEST_P(FastQConv, MatchesTheFormulaByteForByte) {
       {1, 130, 6, 7, 129, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, false, true, false, true, 0},
       {3, 4, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, false, false, 0},      // batch 3
       {1, 3, 1, 50, 5, 1, 4, 1, 2, 1, 1, 0, 1, 0, 2, 1, false, false, false, true, true, 0, true},  // 1-D
+      // depthwise (group == c == m, f_qconv_dw.cpp): strides 1-3, dilation, asymmetric padding,
+      // 5x5 and 7x7, grid tails off the 128-pixel block, wide rows, batch 2, int8 and uint8
+      {1, 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, false, false, false, true, true, 0},
+      {2, 13, 17, 19, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 13, true, false, true, true, true, 0},
+      {1, 7, 14, 14, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 7, false, true, false, true, true, 128},
+      {1, 5, 29, 23, 5, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2, 5, false, false, false, false, true, 0},
+      {1, 3, 9, 40, 3, 3, 3, 1, 1, 2, 2, 2, 2, 0, 1, 3, true, false, false, true, false, 0},
+      {1, 4, 7, 7, 4, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, 4, false, false, true, true, true, 0},
+      {1, 6, 20, 130, 6, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 6, false, false, false, true, true, 0},
+      {1, 2, 11, 12, 2, 3, 3, 3, 3, 1, 1, 0, 0, 2, 2, 2, true, true, true, false, false, 128},
       {1, 8, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, false, false, false, true, true, 0},      // groups: reference
       {1, 5, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 3},      // wzp 3: reference
   };

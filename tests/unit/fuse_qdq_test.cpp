@@ -16,7 +16,8 @@ const char* kQdq = R"(graph @q {
   const %xs : f32[] = dense<[0.0625]>
   const %xz : u8[] = dense<[128]>
   const %wq : i8[2,2,1,1] = dense<[1, -2, 3, -4]>
-  const %wdq : i8[2,1,1,1] = dense<[3, -5]>
+  const %wdq : i8[4,1,1,1] = dense<[3, -5, 2, 7]>
+  const %ws4 : f32[4] = dense<[0.25, 0.25, 0.125, 0.5]>
   const %ws : f32[2] = dense<[0.25, 0.25]>
   const %bq : i32[2] = dense<[100, -37]>
   const %bs : f32[2] = dense<[0.015625, 0.015625]>
@@ -24,11 +25,11 @@ const char* kQdq = R"(graph @q {
   const %yz : u8[] = dense<[0]>
   %xd = DequantizeLinear(%xq, %xs, %xz)
   %w = DequantizeLinear(%wq, %ws) {axis = 0}
-  %wd = DequantizeLinear(%wdq, %ws) {axis = 0}
+  %wd = DequantizeLinear(%wdq, %ws4) {axis = 0}
   %b = DequantizeLinear(%bq, %bs) {axis = 0}
   %c = Conv(%xd, %w, %b) loc("fused")
   %q = QuantizeLinear(%c, %ys, %yz)
-  %c2 = Conv(%xd, %wd) {group = 2} loc("depthwise")
+  %c2 = Conv(%xd, %wd) {group = 2} loc("grouped")
   %q2 = QuantizeLinear(%c2, %ys, %yz)
   %s = Sigmoid(%xd) loc("sigmoid")
   %q3 = QuantizeLinear(%s, %ys, %yz)
@@ -52,8 +53,8 @@ TEST(FuseQdq, ReportsWhatStaysInFloatAndWhy) {
   auto left = byNode(floatBetweenQdq(**g, "cpu"));
   EXPECT_EQ(left.size(), 2u);
   EXPECT_EQ(left.count("fused"), 0u) << "the fused Conv is a QLinearConv now";
-  ASSERT_EQ(left.count("depthwise"), 1u);
-  EXPECT_NE(left["depthwise"].why.find("grouped"), std::string::npos) << left["depthwise"].why;
+  ASSERT_EQ(left.count("grouped"), 1u);  // two outputs per group: not depthwise
+  EXPECT_NE(left["grouped"].why.find("grouped"), std::string::npos) << left["grouped"].why;
   ASSERT_EQ(left.count("sigmoid"), 1u);
   EXPECT_EQ(left["sigmoid"].why, "no integer program for Sigmoid");
 }

@@ -136,13 +136,15 @@ double vnniPeakGmacs() {
 }
 
 // One QLinearConv layer (uint8 x int8, per-channel scales, int32 bias) through the fast kernel,
-// weights packed once (a step state), as in a model.
-void benchQConv(const char* name, int64_t c, int64_t hw, int64_t m, int64_t k, int64_t stride, mgrt::ThreadPool* pool,
-                int reps, double peak) {
+// weights packed once (a step state), as in a model. depthwise: group = c = m (f_qconv_dw.cpp, float
+// FMAs, not vpdpbusd: its rate is given as bytes in and out per second).
+void benchQConv(const char* name, int64_t c, int64_t hw, int64_t m, int64_t k, int64_t stride, bool depthwise,
+                mgrt::ThreadPool* pool, int reps, double peak) {
+  const int64_t cg = depthwise ? 1 : c;
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t pad = k / 2, ohw = (hw + 2 * pad - k) / stride + 1;
-  std::vector<uint8_t> x(c * hw * hw), w(m * c * k * k), y(m * ohw * ohw);
+  std::vector<uint8_t> x(c * hw * hw), w(m * cg * k * k), y(m * ohw * ohw);
   for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
   for (auto& v : w) v = static_cast<uint8_t>(byte(rng) / 2 - 64);
   std::vector<float> xs = {0.02f}, ws(m, 0.003f), ys = {0.5f};
@@ -157,12 +159,12 @@ void benchQConv(const char* name, int64_t c, int64_t hw, int64_t m, int64_t k, i
     return t;
   };
   mgrt::Tensor in[9] = {T(x.data(), {1, c, hw, hw}, mgrt::kU8), T(xs.data(), {}, mgrt::kF32), T(xz.data(), {}, mgrt::kU8),
-                        T(w.data(), {m, c, k, k}, mgrt::kI8), T(ws.data(), {m}, mgrt::kF32), T(wz.data(), {m}, mgrt::kI8),
+                        T(w.data(), {m, cg, k, k}, mgrt::kI8), T(ws.data(), {m}, mgrt::kF32), T(wz.data(), {m}, mgrt::kI8),
                         T(ys.data(), {}, mgrt::kF32), T(yz.data(), {}, mgrt::kU8), T(bias.data(), {m}, mgrt::kI32)};
   mgrt::Tensor out = T(y.data(), {1, m, ohw, ohw}, mgrt::kU8);
   const std::string at = "strides=i:" + std::to_string(stride) + "," + std::to_string(stride) + ";pads=i:" +
                          std::to_string(pad) + "," + std::to_string(pad) + "," + std::to_string(pad) + "," +
-                         std::to_string(pad);
+                         std::to_string(pad) + ";group=i:" + std::to_string(depthwise ? c : 1);
   mgrt::Attrs a(at.c_str());
   mgrt::StepState state;
   mgrt::Ctx ctx;
@@ -171,7 +173,12 @@ void benchQConv(const char* name, int64_t c, int64_t hw, int64_t m, int64_t k, i
   ctx.constInputs = 1u << 3;
   const mgrt::KernelFn f = mgrt::findFastKernel("QLinearConv");
   const double t = timeIt(reps, [&] { f(a, in, 9, &out, 1, ctx); }, pool == nullptr);
-  const double macs = double(m) * c * k * k * ohw * ohw;
+  const double macs = double(m) * cg * k * k * ohw * ohw;
+  if (depthwise) {
+    std::printf("qconv %-28s %8.3f ms %7.1f GMAC/s  %5.1f GB/s in and out\n", name, t * 1e3, macs / t / 1e9,
+                double(x.size() + y.size()) / t / 1e9);
+    return;
+  }
   std::printf("qconv %-28s %8.3f ms %7.1f GMAC/s  %3.0f%% of the vpdpbusd peak\n", name, t * 1e3, macs / t / 1e9,
               peak > 0 ? 100.0 * macs / t / 1e9 / peak : 0.0);
 }
@@ -312,14 +319,20 @@ int main(int argc, char** argv) {
     std::printf("measured vpdpbusd peak %.1f GMAC/s on %d thread(s)\n", peak, threads);
     std::unique_ptr<mgrt::ThreadPool> pool;
     if (threads > 1) pool = std::make_unique<mgrt::ThreadPool>(threads);
-    struct Q { const char* name; int64_t c, hw, m, k, stride; };
+    struct Q { const char* name; int64_t c, hw, m, k, stride; bool dw = false; };
     const Q layers[] = {{"resnet18 conv1 7x7/2 3->64", 3, 224, 64, 7, 2},   {"resnet18 3x3 64 @56", 64, 56, 64, 3, 1},
                         {"resnet18 3x3/2 64->128 @56", 64, 56, 128, 3, 2}, {"resnet18 3x3 128 @28", 128, 28, 128, 3, 1},
                         {"resnet18 3x3 256 @14", 256, 14, 256, 3, 1},      {"resnet18 3x3 512 @7", 512, 7, 512, 3, 1},
-                        {"resnet18 1x1/2 256->512 @14", 256, 14, 512, 1, 2}};
+                        {"resnet18 1x1/2 256->512 @14", 256, 14, 512, 1, 2},
+                        {"mobilenet_v2 dw3x3 32 @112", 32, 112, 32, 3, 1, true},
+                        {"mobilenet_v2 dw3x3/2 96 @112", 96, 112, 96, 3, 2, true},
+                        {"mobilenet_v2 dw3x3 144 @56", 144, 56, 144, 3, 1, true},
+                        {"mobilenet_v2 dw3x3 384 @14", 384, 14, 384, 3, 1, true},
+                        {"mobilenet_v2 dw3x3 960 @7", 960, 7, 960, 3, 1, true},
+                        {"efficientnet dw5x5/2 144 @56", 144, 56, 144, 5, 2, true}};
     for (const Q& l : layers)
       if (only.empty() || std::string(l.name).find(only) != std::string::npos)
-        benchQConv(l.name, l.c, l.hw, l.m, l.k, l.stride, pool.get(), reps, peak);
+        benchQConv(l.name, l.c, l.hw, l.m, l.k, l.stride, l.dw, pool.get(), reps, peak);
     return 0;
   }
   if (gemm) {

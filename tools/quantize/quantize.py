@@ -15,8 +15,10 @@ The rewrite:
     includes 0, zero point round(-min / scale)); all its readers read the DequantizeLinear;
   - data movement (Flatten, Reshape, Transpose, Squeeze, Unsqueeze, MaxPool, Identity) reuses its
     input's scale and zero point, as onnxruntime's tool does;
-  - a Relu whose input is a Conv, Gemm or Add read by nothing else is removed and that input
-    quantized with the Relu output's range (min 0, so zero point 0: the saturation is the Relu);
+  - a Relu or Clip whose input is a Conv, Gemm or Add read by nothing else is removed and that
+    input quantized with the activation output's range (min 0, so zero point 0: the saturation is
+    the Relu; a ReLU6's upper bound becomes the calibrated maximum, at most 6), as onnxruntime's
+    QDQ quantizer removes them;
   - Conv, Gemm and MatMul weights (initializers) become int8, symmetric per output channel (scale
     max|w| / 127, or / 64 with --reduce-range), through a DequantizeLinear on the channel axis;
     their biases int32 at scale x_scale * w_scale, zero point 0;
@@ -136,10 +138,10 @@ def to_qdq(model, ranges, qmax):
     outputs = {o.name for o in g.output}
     graph_inputs = [i.name for i in g.input if i.name not in inits]
 
-    # Relus folded into their producer's quantization.
+    # Relus and Clips folded into their producer's quantization.
     alias = {}
     for n in g.node:
-        if n.op_type != "Relu" or n.input[0] not in producer:
+        if n.op_type not in ("Relu", "Clip") or n.input[0] not in producer:
             continue
         src = n.input[0]
         if producer[src].op_type in RELU_FUSED_INTO and readers.get(src) == 1 and src not in outputs:
@@ -200,7 +202,7 @@ def to_qdq(model, ranges, qmax):
     counts = {"activations": 0, "weights": 0}
     for n in g.node:
         if n.output and n.output[0] in alias:
-            continue  # the folded Relu
+            continue  # the folded Relu or Clip
         ins = []
         for i in n.input:
             src = alias.get(i, i)
@@ -240,7 +242,12 @@ def to_qdq(model, ranges, qmax):
     graph = helper.make_graph(new_nodes, g.name, list(g.input), list(g.output), list(g.initializer) + new_inits)
     out = helper.make_model(graph, opset_imports=list(model.opset_import), producer_name="magneto tools/quantize")
     out.ir_version = model.ir_version
-    # Drop initializers nothing reads any more (the float weights).
+    # Drop Constant nodes and initializers nothing reads any more (a folded Clip's bounds, the
+    # float weights).
+    read = {i for n in out.graph.node for i in n.input} | {o.name for o in out.graph.output}
+    kept_nodes = [n for n in out.graph.node if n.op_type != "Constant" or any(o in read for o in n.output)]
+    del out.graph.node[:]
+    out.graph.node.extend(kept_nodes)
     read = {i for n in out.graph.node for i in n.input}
     keep = [t for t in out.graph.initializer if t.name in read]
     del out.graph.initializer[:]
