@@ -139,9 +139,11 @@ void phaseSplit(const QGeom& g, const Grid& q, const uint8_t* used, const uint8_
   for (int64_t ph = 0; ph < q.S; ++ph)
     if (used[ph]) std::memset(dst + ph * q.planeQ, fill, static_cast<size_t>(q.planeQ));
   const __m256i flip32 = _mm256_set1_epi8(static_cast<char>(flip));
-  for (int64_t iy = 0; iy < g.h; ++iy) {
-    const int64_t py = (iy + g.pt) % g.sh, r = (iy + g.pt) / g.sh;
-    if (r >= q.Rq) continue;
+  // The row phase and row of input row iy, kept by increments (a division per row was most of a
+  // 7x7 plane's copy).
+  int64_t py = g.pt % g.sh, r = g.pt / g.sh;
+  for (int64_t iy = 0; iy < g.h; ++iy, py = py + 1 == g.sh ? (++r, 0) : py + 1) {
+    if (r >= q.Rq) break;
     const uint8_t* src = x + iy * g.w;
     // Input columns ix with column c = (ix + pl) / sw inside [0, Wq).
     const int64_t ixEnd = std::min(g.w, q.Wq * g.sw - g.pl);

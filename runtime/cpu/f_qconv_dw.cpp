@@ -110,13 +110,17 @@ void depthwiseConv(const QGeom& g, const float* wf, const uint8_t* x, uint8_t fi
       used[ph] = 1;
       off[ky * g.kw + kx] = ph * q.planeQ + (ky * g.dh / g.sh) * q.Wq + kx * g.dw / g.sw;
     }
-  // Slack past the copy: the last block's taps read up to 16 * kNV grid pixels past the grid's end
-  // and a row's width more (their sums are not stored).
-  const int64_t splitBytes = (q.S * q.planeQ + 16 * kNV + q.Wq + 64 + 15) / 16 * 16, gridBytes = gridPixels + 16 * kNV;
+  // What the taps read: the grid rounded up to whole vectors (the tail block's extra sums are not
+  // stored) past the farthest tap's offset, which can run past the copy's end (filled there).
+  const int64_t farthest = *std::max_element(off.begin(), off.end());
+  const int64_t readEnd = farthest + (gridPixels + 15) / 16 * 16;
+  const int64_t splitBytes = (std::max(q.S * q.planeQ, readEnd) + 15) / 16 * 16, gridBytes = gridPixels + 16 * kNV;
   const __m512 zp = _mm512_set1_ps(rq.zp), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
   const int64_t channels = g.n * g.c;
-  // About 64 KB of input per task keeps the split copy a thread's own; small planes share tasks.
-  const int64_t grain = std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, plane));
+  // Small planes share tasks (up to 64 KB of input each), but every thread gets some.
+  const int64_t threads = pool ? pool->threads() : 1;
+  const int64_t grain = std::max<int64_t>(
+      1, std::min((64 * 1024) / std::max<int64_t>(1, plane), (channels + 4 * threads - 1) / (4 * threads)));
   parallelFor(pool, channels, grain, [&](int64_t b, int64_t e) {
     static thread_local fast::Scratch splitS, wideS, gridS;
     auto* split = reinterpret_cast<uint8_t*>(splitS.get((splitBytes + 3) / 4));
@@ -148,7 +152,15 @@ void depthwiseConv(const QGeom& g, const float* wf, const uint8_t* x, uint8_t fi
       if (q.Wq == g.ow) {
         std::memcpy(yc, grid, static_cast<size_t>(P));
       } else {
-        for (int64_t oy = 0; oy < g.oh; ++oy) std::memcpy(yc + oy * g.ow, grid + oy * q.Wq, static_cast<size_t>(g.ow));
+        // Rows of a small plane are a few bytes: masked stores, not a library call per row.
+        const int64_t full = g.ow / 64 * 64;
+        const __mmask64 tail = g.ow % 64 ? (~__mmask64(0) >> (64 - g.ow % 64)) : 0;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const uint8_t* src = grid + oy * q.Wq;
+          uint8_t* dst = yc + oy * g.ow;
+          for (int64_t i = 0; i < full; i += 64) _mm512_storeu_si512(dst + i, _mm512_loadu_si512(src + i));
+          if (tail) _mm512_mask_storeu_epi8(dst + full, tail, _mm512_maskz_loadu_epi8(tail, src + full));
+        }
       }
     }
   });
