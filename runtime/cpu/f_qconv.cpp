@@ -67,6 +67,7 @@ struct QWeights {
   std::vector<int32_t> w;
   std::vector<int8_t> lanes;
   std::vector<int32_t> wsum;
+  std::vector<float> dw;  // depthwise layers: each channel's taps as floats (f_qconv_dw.cpp)
 };
 
 #if defined(MG_QCONV_VNNI)
@@ -355,25 +356,30 @@ int32_t intAt(const Tensor& t, int64_t i) {
 int depthwiseLayer(const QGeom& g, const Tensor& X, const Tensor& Xz, const Tensor& W, int wShift, const Tensor* B,
                    const Tensor& Yz, Tensor& Y, std::vector<float>& mult, Ctx& ctx) {
   const int64_t taps = g.kh * g.kw;
-  const bool u8 = W.dtype == kU8;
-  std::vector<float> wf(static_cast<size_t>(g.m * taps));
+  QWeights localW;
+  QWeights* qw = &localW;
+  if (ctx.constant(3)) qw = ctx.state->getOr<QWeights>([] { return new QWeights; });
+  if (qw->dw.empty()) {  // once per handle for constant weights
+    const bool u8 = W.dtype == kU8;
+    qw->dw.resize(static_cast<size_t>(g.m * taps));
+    qw->wsum.assign(static_cast<size_t>(g.m), 0);
+    for (int64_t m = 0; m < g.m; ++m)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int v = (u8 ? int(W.as<uint8_t>()[m * taps + t]) : int(W.as<int8_t>()[m * taps + t])) - wShift;
+        qw->dw[m * taps + t] = static_cast<float>(v);
+        qw->wsum[m] += v;
+      }
+  }
   std::vector<int32_t> corr(static_cast<size_t>(g.m));
   const int xShift = X.dtype == kI8 ? 128 : 0;
   const int32_t xzp = intAt(Xz, 0) + xShift;
-  for (int64_t m = 0; m < g.m; ++m) {
-    int32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const int v = (u8 ? int(W.as<uint8_t>()[m * taps + t]) : int(W.as<int8_t>()[m * taps + t])) - wShift;
-      wf[m * taps + t] = static_cast<float>(v);
-      sum += v;
-    }
+  for (int64_t m = 0; m < g.m; ++m)
     corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
-                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(sum));
-  }
+                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(qw->wsum[m]));
   const bool s8y = Y.dtype == kI8;
   const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
                    s8y ? 127.f : 255.f};
-  qconv::depthwiseConv(g, wf.data(), static_cast<const uint8_t*>(X.data), static_cast<uint8_t>(xzp),
+  qconv::depthwiseConv(g, qw->dw.data(), static_cast<const uint8_t*>(X.data), static_cast<uint8_t>(xzp),
                        static_cast<uint8_t>(xShift ? 0x80 : 0), rq, static_cast<uint8_t*>(Y.data), ctx.pool);
   return 0;
 }
