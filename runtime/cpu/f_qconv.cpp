@@ -475,18 +475,38 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const int64_t weightBytes = mTiles * kMR * K4 * 4;
   const bool channelMajor = panels * panelBytes <= 512 * 1024 && weightBytes > 2 * panels * panelBytes;
   const uint8_t fill = static_cast<uint8_t>(xzp), flip = static_cast<uint8_t>(xShift ? 0x80 : 0);
+  // Where the copy would be the image itself (stride 1, no padding, uint8 input: MobileNet's 1x1
+  // layers on wide planes), the panels read the input directly; only a panel whose reads could
+  // run past the image's end (the last) packs from a copy of its rows.
+  const bool direct = !q.dense && q.S == 1 && g.pt == 0 && g.pl == 0 && q.Wq == g.w && q.Rq == g.h && !flip;
   for (int64_t n = 0; n < g.n; ++n) {
     const uint8_t* xn = x + n * g.c * plane;
-    parallelFor(ctx.pool, g.c, 8, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c)
-        phaseSplit(g, q, usedPhase.data(), xn + c * plane, fill, flip,
-                   split + c * q.S * q.planeQ);
-    });
-    std::memset(split + imageBytes, fill, static_cast<size_t>(slack));
+    const uint8_t* src = direct ? xn : split;
+    if (!direct) {
+      parallelFor(ctx.pool, g.c, 8, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c)
+          phaseSplit(g, q, usedPhase.data(), xn + c * plane, fill, flip, split + c * q.S * q.planeQ);
+      });
+      std::memset(split + imageBytes, fill, static_cast<size_t>(slack));
+    }
     uint8_t* yn = y + n * g.m * g.oh * g.ow;
     auto pack = [&](int64_t j0, uint8_t* dst) {
-      if (q.dense) packPanelDense(g, q, tapOff.data(), K, K4, split, fill, j0, dst);
-      else packPanel(tapOff.data(), K, K4, split, fillRow, j0, dst);
+      if (q.dense) {
+        packPanelDense(g, q, tapOff.data(), K, K4, src, fill, j0, dst);
+      } else if (direct && tapOff[K - 1] + j0 + kNP > imageBytes) {
+        static thread_local std::vector<uint8_t> rowsS;
+        static thread_local std::vector<int64_t> offS;
+        rowsS.assign(static_cast<size_t>(K * kNP), fill);
+        offS.resize(static_cast<size_t>(K));
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t from = tapOff[k] + j0, len = std::min<int64_t>(kNP, imageBytes - from);
+          if (len > 0) std::memcpy(rowsS.data() + k * kNP, xn + from, static_cast<size_t>(len));
+          offS[k] = k * kNP;
+        }
+        packPanel(offS.data(), K, K4, rowsS.data(), fillRow, 0, dst);
+      } else {
+        packPanel(tapOff.data(), K, K4, src, fillRow, j0, dst);
+      }
     };
     const int64_t threads = ctx.pool ? ctx.pool->threads() : 1;
     if (channelMajor) {

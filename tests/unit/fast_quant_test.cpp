@@ -158,6 +158,11 @@ TEST_P(FastQConv, MatchesTheFormulaByteForByte) {
       {1, 4, 11, 37, 6, 5, 5, 3, 2, 2, 1, 2, 1, 3, 2, 1, false, true, false, true, true, 128},   // strides 3x2, dil
       {1, 64, 7, 7, 67, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},    // 7x7 plane
       {1, 20, 30, 30, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true, true, 0},  // many panels
+      // the image read in place (stride 1, no padding, uint8 input): 3x3 and 1x1, batch 2, the last
+      // panel past the image's end
+      {1, 6, 12, 37, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, false, false, true, true, 0},
+      {2, 24, 20, 50, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, false, true, true, true, 0},
+      {1, 3, 7, 45, 8, 1, 3, 1, 1, 1, 2, 0, 0, 0, 0, 1, false, true, false, false, true, 128},
       // channels in the lanes (ow <= 16, m >= 32): channel counts off 4 and 64, strides, dilation
       {1, 13, 9, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, true, true, true, true, 128},
       {2, 5, 12, 10, 33, 3, 5, 1, 1, 2, 1, 2, 0, 1, 3, 1, false, false, false, true, false, 0},
