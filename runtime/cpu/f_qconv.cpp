@@ -351,6 +351,18 @@ int32_t intAt(const Tensor& t, int64_t i) {
   }
 }
 
+// The requantization both kernels read: per channel m < M the correction bias - x_zp * sum w
+// (modulo 2^32) into corr (sized by the caller, its padding left zero), the multipliers, and the
+// output zero point and range.
+Requant requantOf(const Tensor* B, int32_t xzp, const std::vector<int32_t>& wsum, int64_t M, const Tensor& Yz,
+                  const Tensor& Y, const std::vector<float>& mult, std::vector<int32_t>& corr) {
+  for (int64_t m = 0; m < M; ++m)
+    corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
+                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(wsum[m]));
+  const bool s8y = Y.dtype == kI8;
+  return Requant{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f, s8y ? 127.f : 255.f};
+}
+
 // A depthwise layer (qconv::depthwiseApplies): per channel its taps' weights as floats and the
 // correction bias - x_zp * sum w, then f_qconv_dw.cpp's kernel.
 int depthwiseLayer(const QGeom& g, const Tensor& X, const Tensor& Xz, const Tensor& W, int wShift, const Tensor* B,
@@ -373,12 +385,7 @@ int depthwiseLayer(const QGeom& g, const Tensor& X, const Tensor& Xz, const Tens
   std::vector<int32_t> corr(static_cast<size_t>(g.m));
   const int xShift = X.dtype == kI8 ? 128 : 0;
   const int32_t xzp = intAt(Xz, 0) + xShift;
-  for (int64_t m = 0; m < g.m; ++m)
-    corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
-                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(qw->wsum[m]));
-  const bool s8y = Y.dtype == kI8;
-  const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
-                   s8y ? 127.f : 255.f};
+  const Requant rq = requantOf(B, xzp, qw->wsum, g.m, Yz, Y, mult, corr);
   qconv::depthwiseConv(g, qw->dw.data(), static_cast<const uint8_t*>(X.data), static_cast<uint8_t>(xzp),
                        static_cast<uint8_t>(xShift ? 0x80 : 0), rq, static_cast<uint8_t*>(Y.data), ctx.pool);
   return 0;
@@ -433,12 +440,7 @@ int fQLinearConv(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nou
   const int64_t mPad = std::max<int64_t>(qconv::lanesChannels(g), (g.m + kMR - 1) / kMR * kMR);
   std::vector<int32_t> corr(static_cast<size_t>(mPad), 0);
   mult.resize(static_cast<size_t>(mPad), 0.f);
-  for (int64_t m = 0; m < g.m; ++m)
-    corr[m] = static_cast<int32_t>(static_cast<uint32_t>(B ? B->as<int32_t>()[m] : 0) -
-                                   static_cast<uint32_t>(xzp) * static_cast<uint32_t>(qw->wsum[m]));
-  const bool s8y = Y.dtype == kI8;
-  const Requant rq{corr.data(), mult.data(), static_cast<float>(intAt(Yz, 0)), s8y ? -128.f : 0.f,
-                   s8y ? 127.f : 255.f};
+  const Requant rq = requantOf(B, xzp, qw->wsum, g.m, Yz, Y, mult, corr);
   const uint8_t* x = static_cast<const uint8_t*>(X.data);
   uint8_t* y = static_cast<uint8_t*>(Y.data);
   const int64_t plane = g.h * g.w;
