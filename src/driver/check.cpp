@@ -55,10 +55,12 @@ struct DataSet {
   std::map<std::string, Tensor> bindings;
   std::map<std::string, Dims> shapes;
   std::map<std::string, std::vector<TensorType>> sequences;  // sequence inputs' element types
+  std::map<std::string, OptionalInput> optionals;            // what optional inputs hold
 };
 
 Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxModelInput>& declared,
                               const std::vector<bool>& sequenceOutputs,
+                              const std::vector<bool>& optionalOutputs,
                               const std::set<std::string>& shapeInputs,
                               const CompileOptions& base, const Reporter& rep) {
   std::error_code ec;
@@ -87,6 +89,23 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
       ds.key += ";";
       continue;
     }
+    // An optional input (OptionalProto): what it holds is compiled in (ImportOptions::
+    // optionalInputs); a tensor is the package input NAME, a sequence's elements NAME[K].
+    if (f.index >= 0 && f.index < static_cast<int>(declared.size()) && declared[f.index].optional) {
+      MG_ASSIGN_OR_RETURN(OptionalData od, readOptionalProtoFile(f.path, &pbName));
+      const std::string& name = declared[f.index].name;
+      OptionalInput& in = ds.optionals[name];
+      in.kind = od.kind;
+      ds.key += fmt::format("optional {} {}:", name, static_cast<int>(od.kind));
+      for (size_t k = 0; k < od.values.size(); ++k) {
+        in.types.push_back(od.values[k].type());
+        ds.key += " " + od.values[k].type().str();
+        ds.inputs[od.kind == OptionalInput::Kind::kSequence ? sequenceElementName(name, k) : name] =
+            od.values[k];
+      }
+      ds.key += ";";
+      continue;
+    }
     MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path, &pbName));
     std::string name;
     for (const OnnxModelInput& d : declared)
@@ -104,6 +123,13 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
     if (f.index != static_cast<int>(i))
       return badInput("--data {}: output files are not numbered 0..N-1 (missing output_{}.pb)", dir,
                       i);
+    // An optional output: the package's outputs of what it holds in its place (none, NAME, or
+    // NAME[K]).
+    if (i < optionalOutputs.size() && optionalOutputs[i]) {
+      MG_ASSIGN_OR_RETURN(OptionalData od, readOptionalProtoFile(f.path));
+      for (Tensor& t : od.values) ds.outputs.push_back(std::move(t));
+      continue;
+    }
     // A sequence output: the package's outputs NAME[0], NAME[1], ... in its place.
     if (i < sequenceOutputs.size() && sequenceOutputs[i]) {
       MG_ASSIGN_OR_RETURN(std::vector<Tensor> elems, readSequenceProtoFile(f.path));
@@ -458,11 +484,13 @@ Expected<CheckStatus> checkModel(const CheckOptions& o) {
                                              gpuDataExtentOps()));
   std::set<std::string> shapeInputs(sdi.begin(), sdi.end());
   MG_ASSIGN_OR_RETURN(std::vector<bool> sequenceOutputs, onnxModelSequenceOutputs(o.compile.model));
+  MG_ASSIGN_OR_RETURN(std::vector<bool> optionalOutputs, onnxModelOptionalOutputs(o.compile.model));
 
   std::vector<DataSet> sets;
   for (const std::string& d : o.dataDirs) {
     MG_ASSIGN_OR_RETURN(DataSet ds,
-                        loadDataSet(d, declared, sequenceOutputs, shapeInputs, o.compile, rep));
+                        loadDataSet(d, declared, sequenceOutputs, optionalOutputs, shapeInputs,
+                                    o.compile, rep));
     sets.push_back(std::move(ds));
   }
 
@@ -497,6 +525,7 @@ Expected<CheckStatus> checkModel(const CheckOptions& o) {
       co.bindings = ds.bindings;
       for (const auto& [name, dims] : ds.shapes) co.shapes[name] = dims;
       co.sequenceInputs = ds.sequences;
+      co.optionalInputs = ds.optionals;
       auto r = compileModel(co);
       if (!r.ok()) {
         error = r.status();

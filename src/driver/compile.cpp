@@ -119,6 +119,7 @@ Expected<CompileResult> compileModel(const CompileOptions& o) {
   io.dynamic = o.dynamic;
   io.bindings = o.bindings;
   io.sequenceInputs = o.sequenceInputs;
+  io.optionalInputs = o.optionalInputs;
   ImportInfo info;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(o.model, io, &info));
   // Data-dependent extents (docs/DYNAMIC_SHAPES.md): every producer on the cpu target; those of

@@ -97,6 +97,7 @@ Expected<std::unique_ptr<Graph>> importAndRun(const CompileOptions& c, const std
   io.dynamic = c.dynamic;
   io.bindings = c.bindings;
   io.sequenceInputs = c.sequenceInputs;
+  io.optionalInputs = c.optionalInputs;
   MG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, importOnnx(c.model, io));
   MG_RETURN_IF_ERROR(inferSymbolicShapes(*g));
   MG_ASSIGN_OR_RETURN(auto pipeline, parsePipeline(pipelineText));

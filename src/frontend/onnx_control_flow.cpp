@@ -63,10 +63,10 @@
 //       %y = %Loop_0/1/y_out
 //
 // Refused with an error naming the node: a run-time If whose branches give values of different
-// ranks, shapes that differ in more than one dim, or sequences; a Loop whose trip count or
-// condition is not a compile-time constant (data-dependent iteration needs a runtime Magneto
-// does not have); a Loop with neither a trip count nor a condition (it never ends); more than
-// kMaxUnrolledIterations iterations of one node, or more than kMaxUnrolledNodes body nodes
+// ranks, shapes that differ in more than one dim, or sequences and optionals; a Loop whose trip
+// count or condition is not a compile-time constant (data-dependent iteration needs a runtime
+// Magneto does not have); a Loop with neither a trip count nor a condition (it never ends);
+// more than kMaxUnrolledIterations iterations of one node, or more than kMaxUnrolledNodes body nodes
 // imported in all; bodies with the wrong number of inputs or outputs; Scan-8 with sequence
 // lengths shorter than the scan axis. Sequence-typed values (carried values, branch outputs) pass
 // through as the importer's placeholders of compile-time sequences (onnx_sequence.cpp); a scan
@@ -259,9 +259,9 @@ class Specialiser {
       const std::string where = fmt::format("{}: output '{}' of an If whose condition is known "
                                             "only at run time",
                                             desc_, out);
-      if (imp_.isSequence(a[i]) || imp_.isSequence(b[i]))
-        return unsupported("{}: a branch gives a sequence; Magneto selects only tensors at run "
-                           "time",
+      if (imp_.isPlaceholder(a[i]) || imp_.isPlaceholder(b[i]))
+        return unsupported("{}: a branch gives a sequence or an optional; Magneto selects only "
+                           "tensors at run time",
                            where);
       if (a[i] == b[i]) {
         results.push_back(a[i]);

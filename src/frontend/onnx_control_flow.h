@@ -39,8 +39,9 @@ class BodyImporter {
   virtual int64_t opset() const = 0;
   // Records what the importer decided (ImportInfo::notes).
   virtual void note(const std::string& text) = 0;
-  // Whether `v` stands for a sequence (onnx_sequence.cpp's placeholders), not a tensor.
-  virtual bool isSequence(const Value* v) const = 0;
+  // Whether `v` stands for a sequence or an optional (the compile-time placeholders of
+  // onnx_sequence.cpp and onnx_optional.cpp), not a tensor.
+  virtual bool isPlaceholder(const Value* v) const = 0;
 };
 
 // If, Loop and Scan: the ops specialiseControlFlow handles.

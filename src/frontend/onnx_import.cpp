@@ -5,7 +5,8 @@
 //      initializer wins (such an input is not a graph input of the IR);
 //   2. the remaining inputs get fully static shapes (the model's dims, overridden by --shape;
 //      a symbolic or unknown dim is an error that says how to fix it) or become constants when
-//      bound (ImportOptions::bindings);
+//      bound (ImportOptions::bindings); a sequence input is one input per element, an optional
+//      input what it holds (ImportOptions::sequenceInputs, optionalInputs);
 //   3. nodes are built in order: Constant nodes become constants, others are normalized
 //      (onnx_normalize.cpp), created, shape-inferred with our op table and, when their operands
 //      are constant (or the op reads only shapes), folded at once. Folding as we go is what makes
@@ -30,6 +31,7 @@
 #include "onnx_control_flow.h"
 #include "onnx_loader.h"
 #include "onnx_normalize.h"
+#include "onnx_optional.h"
 #include "onnx_sequence.h"
 #include "proto_file.h"
 #include "tensor_proto.h"
@@ -59,7 +61,7 @@ void collectNames(const onnx::GraphProto& g, std::set<std::string>& names) {
   }
 }
 
-class Importer : public frontend::SequenceHost {
+class Importer : public frontend::OptionalHost {
  public:
   Importer(LoadedModel& m, const ImportOptions& opts, ImportInfo& info)
       : m_(m), graph_(m.model.graph()), opts_(opts), info_(info), g_(std::make_unique<Graph>()) {
@@ -83,7 +85,9 @@ class Importer : public frontend::SequenceHost {
 
   // --- frontend::BodyImporter (onnx_control_flow.cpp) ---
 
-  bool isSequence(const Value* v) const override { return seqs_.count(v) != 0; }
+  bool isPlaceholder(const Value* v) const override {
+    return seqs_.count(v) != 0 || optionals_.count(v) != 0;
+  }
 
   Expected<std::vector<Value*>> importBody(const onnx::GraphProto& body,
                                            const std::vector<Value*>& inputs,
@@ -134,7 +138,7 @@ class Importer : public frontend::SequenceHost {
   Expected<std::vector<Value*>> addOpN(const std::string& kind, const std::vector<Value*>& inputs,
                                        AttrMap attrs, const std::string& name,
                                        int nresults) override {
-    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, fmt::format("node '{}' ({})", name, kind)));
+    MG_RETURN_IF_ERROR(refusePlaceholderOperands(inputs, fmt::format("node '{}' ({})", name, kind)));
     std::vector<TensorType> types(static_cast<size_t>(nresults));
     std::vector<std::string> names;
     for (int i = 0; i < nresults; ++i)
@@ -153,7 +157,7 @@ class Importer : public frontend::SequenceHost {
   }
 
   // A sequence stands as an unused i64 constant (dropped with the dead values at the end); no IR
-  // node ever reads one (refuseSequenceOperands).
+  // node ever reads one (refusePlaceholderOperands).
   Value* makeSequence(const std::string& base, frontend::SeqValue s) override {
     Value* v = g_->addConstant(freshName(base), Tensor::fromVector<int64_t>(DType::kI64, {}, {0}));
     seqs_[v] = std::move(s);
@@ -161,6 +165,20 @@ class Importer : public frontend::SequenceHost {
   }
 
   std::string resultName(const std::string& name) override { return irName(name); }
+
+  // --- frontend::OptionalHost (onnx_optional.cpp) ---
+
+  const frontend::OptValue* optionalOf(const Value* v) const override {
+    auto it = optionals_.find(v);
+    return it == optionals_.end() ? nullptr : &it->second;
+  }
+
+  // An optional stands as an unused constant, as a sequence does.
+  Value* makeOptional(const std::string& base, frontend::OptValue o) override {
+    Value* v = g_->addConstant(freshName(base), Tensor::fromVector<int64_t>(DType::kI64, {}, {0}));
+    optionals_[v] = o;
+    return v;
+  }
 
   Value* addConstant(const std::string& base, Tensor t) override {
     return g_->addConstant(freshName(base), std::move(t));
@@ -178,12 +196,17 @@ class Importer : public frontend::SequenceHost {
 
   Status fail(const Status& s) const { return s.withContext(m_.path + ": "); }
 
-  // A sequence read by an op other than the sequence ops, If, Loop and Scan: refused, naming the
-  // node (a sequence whose tensors are known is resolved on import, onnx_sequence.cpp; there are
-  // no run-time sequences).
-  Status refuseSequenceOperands(const std::vector<Value*>& inputs, const std::string& desc) const {
+  // A sequence or an optional read by an op other than theirs, If, Loop and Scan: refused, naming
+  // the node (both are resolved on import, onnx_sequence.cpp and onnx_optional.cpp; there are no
+  // run-time sequences or optionals).
+  Status refusePlaceholderOperands(const std::vector<Value*>& inputs, const std::string& desc) const {
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (const frontend::SeqValue* s = sequenceOf(inputs[i]))
+      if (const frontend::OptValue* o = optionalOf(inputs[i]))
+        return unsupported("{}: operand {} is an optional ({}); Magneto resolves optionals at "
+                           "compile time (OptionalGetElement, OptionalHasElement) and has no "
+                           "run-time optionals, so no other op may read one",
+                           desc, i, o->content ? "holding a value" : "empty");
+      else if (const frontend::SeqValue* s = sequenceOf(inputs[i]))
         return unsupported("{}: operand {} is a sequence (of {} tensor{}); Magneto resolves "
                            "sequences at compile time into their tensors (SequenceAt, "
                            "ConcatFromSequence, ...) and has no run-time sequences, so no other op "
@@ -213,6 +236,11 @@ class Importer : public frontend::SequenceHost {
     const bool isSeq = sequenceOf(v) != nullptr;
     if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return Status::success();
+    // An optional input takes an optional, or (a Loop's later iterations) what one holds.
+    if (vi.type().has_optional_type()) return Status::success();
+    if (optionalOf(v))
+      return badInput("input '{}' is declared {} but receives an optional", vi.name(),
+                      vi.type().has_sequence_type() ? "a sequence" : "a tensor");
     if (vi.type().has_sequence_type()) {
       if (!isSeq)
         return badInput("input '{}' is declared a sequence but receives the tensor {}", vi.name(),
@@ -367,7 +395,14 @@ class Importer : public frontend::SequenceHost {
         continue;
       }
       if (vi.type().has_sequence_type()) {
-        MG_RETURN_IF_ERROR(addSequenceInput(vi));
+        auto given = opts_.sequenceInputs.find(name);
+        MG_ASSIGN_OR_RETURN(top()[name],
+                            sequenceInput(name, vi.type().sequence_type(),
+                                          given == opts_.sequenceInputs.end() ? nullptr : &given->second));
+        continue;
+      }
+      if (vi.type().has_optional_type()) {
+        MG_RETURN_IF_ERROR(addOptionalInput(vi));
         continue;
       }
       MG_ASSIGN_OR_RETURN(TensorType type, inputType(vi));
@@ -379,17 +414,15 @@ class Importer : public frontend::SequenceHost {
     return Status::success();
   }
 
-  // A sequence graph input: one graph input per element (NAME[K]) of the types
-  // ImportOptions::sequenceInputs gives, and the sequence of them.
-  Status addSequenceInput(const onnx::ValueInfoProto& vi) {
-    const std::string& name = vi.name();
-    auto given = opts_.sequenceInputs.find(name);
-    if (given == opts_.sequenceInputs.end())
+  // A sequence graph input: one graph input per element (NAME[K]) of the types `given`
+  // (ImportOptions::sequenceInputs; null: not given), and the sequence of them.
+  Expected<Value*> sequenceInput(const std::string& name, const onnx::TypeProto::Sequence& st,
+                                 const std::vector<TensorType>* given) {
+    if (!given)
       return unsupported("{}: input '{}' is a sequence, and its length and element shapes are not "
                          "given: Magneto fixes a sequence input's length at compile time, as it "
                          "fixes shapes (magnetoc check takes them from the test data)",
                          m_.path, name);
-    const auto& st = vi.type().sequence_type();
     if (st.has_elem_type() && !st.elem_type().has_tensor_type() &&
         st.elem_type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
       return unsupported("{}: input '{}' is a sequence of non-tensors", m_.path, name);
@@ -402,8 +435,8 @@ class Importer : public frontend::SequenceHost {
       if (!dt.ok()) return fail(dt.status().withContext("input '" + name + "': "));
       s.elem = *dt;
     }
-    for (size_t k = 0; k < given->second.size(); ++k) {
-      const TensorType& t = given->second[k];
+    for (size_t k = 0; k < given->size(); ++k) {
+      const TensorType& t = (*given)[k];
       if (declared != 0 && t.dtype != s.elem)
         return badInput("{}: input '{}' is a sequence of {}, but element {} is {}", m_.path, name,
                         dtypeName(s.elem), k, t.str());
@@ -420,7 +453,60 @@ class Importer : public frontend::SequenceHost {
     }
     info_.notes.push_back(fmt::format("input '{}': a sequence of {} tensor{}, inputs {}[K]", name,
                                       s.items.size(), s.items.size() == 1 ? "" : "s", name));
-    top()[name] = makeSequence(name + "/sequence", std::move(s));
+    return makeSequence(name + "/sequence", std::move(s));
+  }
+
+  // An optional graph input: what ImportOptions::optionalInputs says it holds (not given: a
+  // tensor of its declared type, which must then be static), and the optional of that.
+  Status addOptionalInput(const onnx::ValueInfoProto& vi) {
+    const std::string& name = vi.name();
+    const onnx::TypeProto& elem = vi.type().optional_type().elem_type();
+    if (!elem.has_tensor_type() && !elem.has_sequence_type())
+      return unsupported("{}: input '{}' is an optional of a map or sparse tensor (only tensors "
+                         "and sequences of tensors are supported)",
+                         m_.path, name);
+    using Kind = OptionalInput::Kind;
+    auto given = opts_.optionalInputs.find(name);
+    const bool isGiven = given != opts_.optionalInputs.end();
+    const Kind kind = isGiven                   ? given->second.kind
+                      : elem.has_sequence_type() ? Kind::kSequence
+                                                 : Kind::kTensor;
+    if ((kind == Kind::kTensor && !elem.has_tensor_type()) ||
+        (kind == Kind::kSequence && !elem.has_sequence_type()))
+      return badInput("{}: input '{}' is an optional of {}, but it is given {}", m_.path, name,
+                      elem.has_tensor_type() ? "a tensor" : "a sequence",
+                      kind == Kind::kTensor ? "a tensor" : "a sequence");
+    frontend::OptValue o;
+    std::string what = "empty (no package input)";
+    if (kind == Kind::kSequence) {
+      MG_ASSIGN_OR_RETURN(o.content, sequenceInput(name, elem.sequence_type(),
+                                                   isGiven ? &given->second.types : nullptr));
+      what = "a sequence, inputs " + name + "[K]";
+    } else if (kind == Kind::kTensor) {
+      TensorType type;
+      if (isGiven) {
+        if (given->second.types.size() != 1)
+          return badInput("{}: input '{}': an optional tensor is given {} types", m_.path, name,
+                          given->second.types.size());
+        type = given->second.types[0];
+        int32_t declared = elem.tensor_type().elem_type();
+        if (declared != 0 && declared != static_cast<int32_t>(type.dtype))
+          return badInput("{}: input '{}' is an optional of {}, but it is given {}", m_.path, name,
+                          frontend::onnxDTypeName(declared), type.str());
+      } else {
+        onnx::ValueInfoProto t;
+        t.set_name(name);
+        *t.mutable_type() = elem;
+        MG_ASSIGN_OR_RETURN(type, inputType(t));
+      }
+      auto bytes = checkedByteSize(type);
+      if (!bytes.ok()) return fail(bytes.status().withContext("input '" + name + "': "));
+      o.content = g_->addInput(name, type);
+      if (!isGiven) o.content->setSymDims(inputSym_);  // inputType's dynamic dims
+      what = "a tensor " + type.str();
+    }
+    info_.notes.push_back(fmt::format("input '{}': an optional holding {}", name, what));
+    top()[name] = makeOptional(name + "/optional", o);
     return Status::success();
   }
 
@@ -480,6 +566,15 @@ class Importer : public frontend::SequenceHost {
         return badInput("{} reads undefined tensor '{}'", desc, in);
       inputs.push_back(v);
     }
+    if (frontend::isOptionalOp(np.op_type()) ||
+        (np.op_type() == "Identity" && inputs.size() == 1 && optionalOf(inputs[0]))) {
+      Value* r = inputs.empty() ? nullptr : inputs[0];
+      if (np.op_type() != "Identity") {
+        MG_ASSIGN_OR_RETURN(r, frontend::importOptionalOp(*this, np, desc, inputs));
+      }
+      if (np.output_size() > 0 && !np.output(0).empty()) bind(np.output(0), r);
+      return Status::success();
+    }
     if (frontend::isSequenceOp(np.op_type()) ||
         (np.op_type() == "Identity" && inputs.size() == 1 && sequenceOf(inputs[0]))) {
       std::vector<Value*> results;
@@ -498,15 +593,16 @@ class Importer : public frontend::SequenceHost {
       // carried values may be sequences.
       const size_t control = np.op_type() == "If" ? 1 : np.op_type() == "Loop" ? 2 : 0;
       for (size_t i = 0; i < control && i < inputs.size(); ++i)
-        if (sequenceOf(inputs[i]))
-          return unsupported("{}: operand {} is a sequence, where a tensor is expected", desc, i);
+        if (sequenceOf(inputs[i]) || optionalOf(inputs[i]))
+          return unsupported("{}: operand {} is {}, where a tensor is expected", desc, i,
+                             optionalOf(inputs[i]) ? "an optional" : "a sequence");
       MG_ASSIGN_OR_RETURN(std::vector<Value*> results,
                           frontend::specialiseControlFlow(*this, np, name, desc, inputs));
       for (int i = 0; i < np.output_size(); ++i)
         if (!np.output(i).empty()) bind(np.output(i), results[i]);
       return Status::success();
     }
-    MG_RETURN_IF_ERROR(refuseSequenceOperands(inputs, desc));
+    MG_RETURN_IF_ERROR(refusePlaceholderOperands(inputs, desc));
     frontend::NodeDraft d;
     d.kind = np.op_type();
     d.name = name;
@@ -721,8 +817,22 @@ class Importer : public frontend::SequenceHost {
       if (!v)
         return badInput("{}: graph output '{}' is not computed by any node, input or initializer",
                         m_.path, vi.name());
+      // An optional output is what it holds: nothing, a tensor, or a sequence's elements.
+      if (const frontend::OptValue* o = optionalOf(v)) {
+        if (!vi.type().has_optional_type())
+          return unsupported("{}: graph output '{}' is an optional, but the model declares it {}",
+                             m_.path, vi.name(), vi.type().has_sequence_type() ? "a sequence" : "a tensor");
+        info_.notes.push_back(fmt::format("output '{}': an optional holding {}", vi.name(),
+                                          !o->content ? "nothing (no package output)"
+                                          : sequenceOf(o->content) ? "a sequence (outputs NAME[K])"
+                                                                   : "a tensor"));
+        if (!o->content) continue;
+        v = o->content;
+      }
       if (const frontend::SeqValue* s = sequenceOf(v)) {
-        if (!vi.type().has_sequence_type())
+        const onnx::TypeProto& declaredType =
+            vi.type().has_optional_type() ? vi.type().optional_type().elem_type() : vi.type();
+        if (!declaredType.has_sequence_type())
           return unsupported("{}: graph output '{}' is a sequence (of {} tensor{}), but the model "
                              "declares it a tensor",
                              m_.path, vi.name(), s->items.size(), s->items.size() == 1 ? "" : "s");
@@ -768,8 +878,8 @@ class Importer : public frontend::SequenceHost {
     }
     if (graph_.output_size() == 0) return badInput("{}: the graph has no outputs", m_.path);
     if (g_->outputs().empty())
-      return unsupported("{}: every graph output is an empty sequence: the package would have no "
-                         "outputs",
+      return unsupported("{}: every graph output is an empty sequence or an empty optional: the "
+                         "package would have no outputs",
                          m_.path);
     return Status::success();
   }
@@ -785,16 +895,10 @@ class Importer : public frontend::SequenceHost {
   int64_t unrolledNodes_ = 0;       // body nodes imported so far (kMaxUnrolledNodes)
   std::vector<DimExpr> inputSym_;   // inputType's symbolic dims (empty: static)
   std::map<const Value*, frontend::SeqValue> seqs_;  // the placeholders of sequences (makeSequence)
+  std::map<const Value*, frontend::OptValue> optionals_;  // and of optionals (makeOptional)
 
   std::map<std::string, Value*>& top() { return scopes_.front().values; }
 };
-
-bool isValueStop(const std::string& op) {
-  // SequenceLength reads only the length, which is known at compile time (onnx_sequence.cpp).
-  if (op == "Shape" || op == "Size" || op == "Constant" || op == "SequenceLength") return true;
-  const OpSchema* s = OpRegistry::instance().find(op);
-  return s && s->has(kShapeOnly);
-}
 
 }  // namespace
 
@@ -817,200 +921,6 @@ Expected<std::unique_ptr<Graph>> importOnnxFromMemory(const void* data, size_t s
                       frontend::loadOnnxModelFromMemory(data, size, name, &inf));
   Importer imp(*m, opts, inf);
   return imp.run();
-}
-
-namespace {
-
-// "a sequence" for a value of a type other than tensor (or no type), else null.
-const char* nonTensorKind(const onnx::ValueInfoProto& vi) {
-  switch (vi.type().value_case()) {
-    case onnx::TypeProto::kSequenceType: return "a sequence";
-    case onnx::TypeProto::kMapType: return "a map";
-    case onnx::TypeProto::kOptionalType: return "an optional";
-    case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
-    default: return nullptr;
-  }
-}
-
-}  // namespace
-
-Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  // Test data of other types is not a TensorProto: refuse before it is read as one.
-  for (const auto* list : {&m.graph().input(), &m.graph().output()})
-    for (const auto& vi : *list)
-      if (const char* kind = nonTensorKind(vi))
-        if (!vi.type().has_sequence_type())
-          return unsupported("{}: {} '{}' is {}: map and optional values are not supported", path,
-                             list == &m.graph().input() ? "input" : "output", vi.name(), kind);
-  std::set<std::string> inits;
-  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
-  std::vector<OnnxModelInput> ins;
-  for (const auto& vi : m.graph().input()) {
-    if (inits.count(vi.name())) continue;
-    OnnxModelInput in{vi.name(), false, vi.type().has_sequence_type()};
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
-      in.staticShape = true;
-      for (const auto& d : vi.type().tensor_type().shape().dim())
-        if (!d.has_dim_value() || d.dim_value() < 0) in.staticShape = false;
-    }
-    ins.push_back(in);
-  }
-  return ins;
-}
-
-Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::vector<bool> seq;
-  for (const auto& vi : m.graph().output()) seq.push_back(vi.type().has_sequence_type());
-  return seq;
-}
-
-Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::vector<std::string> names;
-  for (const auto& vi : m.graph().output()) names.push_back(vi.name());
-  return names;
-}
-
-namespace {
-
-// The nodes of `g` and of its subgraphs (If, Loop and Scan bodies), the initializers of all, and
-// for each subgraph input the names whose values it receives: a Loop body's cond and carried
-// inputs the Loop's operand and the body output carried into them; a Scan body's states the same,
-// its scan inputs the Scan's operand (elements of it).
-void collectScopes(const onnx::GraphProto& g, int64_t opset,
-                   std::vector<const onnx::NodeProto*>& nodes,
-                   std::map<std::string, std::vector<std::string>>& feeds,
-                   std::set<std::string>& initializers) {
-  for (const auto& t : g.initializer()) initializers.insert(t.name());
-  for (const auto& n : g.node()) {
-    nodes.push_back(&n);
-    for (const auto& a : n.attribute()) {
-      if (!a.has_g()) continue;
-      const onnx::GraphProto& body = a.g();
-      collectScopes(body, opset, nodes, feeds, initializers);
-      int64_t scanInputs = 0;
-      for (const auto& at : n.attribute())
-        if (at.name() == "num_scan_inputs") scanInputs = at.i();
-      const int base = n.op_type() == "Scan" && opset < 9 ? 1 : 0;
-      const int64_t states = n.input_size() - base - scanInputs;
-      for (int i = 0; i < body.input_size(); ++i) {
-        int operand = -1, carried = -1;
-        if (n.op_type() == "Loop" && i >= 1) {
-          operand = i;
-          carried = i - 1;
-        } else if (n.op_type() == "SequenceMap") {
-          operand = i;
-        } else if (n.op_type() == "Scan") {
-          operand = base + i;
-          if (i < states) carried = i;
-        }
-        auto& f = feeds[body.input(i).name()];
-        if (operand >= 0 && operand < n.input_size() && !n.input(operand).empty())
-          f.push_back(n.input(operand));
-        if (carried >= 0 && carried < body.output_size()) f.push_back(body.output(carried).name());
-      }
-    }
-  }
-}
-
-// Whether an If with a run-time condition can be imported by selecting between its branches
-// (onnx_control_flow.cpp): the branches declare, for every output, the same element type and
-// rank, and differ in at most one dimension (a number or a symbol; a dimension with neither
-// differs). Then its condition decides values, and at most one extent the package computes at
-// run time (a data-dependent extent), never a shape the compile must know; it does not make the
-// inputs it depends on shape-deciding. An output without a declared tensor type or shape may
-// differ in anything: false.
-bool ifBranchesSelectable(const onnx::NodeProto& n) {
-  const onnx::GraphProto *then_ = nullptr, *else_ = nullptr;
-  for (const auto& a : n.attribute()) {
-    if (a.name() == "then_branch" && a.has_g()) then_ = &a.g();
-    if (a.name() == "else_branch" && a.has_g()) else_ = &a.g();
-  }
-  if (!then_ || !else_ || then_->output_size() != else_->output_size()) return false;
-  for (int i = 0; i < then_->output_size(); ++i) {
-    const onnx::TypeProto &a = then_->output(i).type(), &b = else_->output(i).type();
-    if (!a.has_tensor_type() || !b.has_tensor_type()) return false;
-    const auto &ta = a.tensor_type(), &tb = b.tensor_type();
-    if (ta.elem_type() == 0 || ta.elem_type() != tb.elem_type()) return false;
-    if (!ta.has_shape() || !tb.has_shape() || ta.shape().dim_size() != tb.shape().dim_size())
-      return false;
-    int differ = 0;
-    for (int d = 0; d < ta.shape().dim_size(); ++d) {
-      const auto &da = ta.shape().dim(d), &db = tb.shape().dim(d);
-      if (da.has_dim_value() && db.has_dim_value() && da.dim_value() == db.dim_value()) continue;
-      if (da.has_dim_param() && db.has_dim_param() && !da.dim_param().empty() &&
-          da.dim_param() == db.dim_param())
-        continue;
-      ++differ;
-    }
-    if (differ > 1) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-Expected<std::vector<std::string>> shapeDeterminingInputs(const std::string& path, bool withData,
-                                                          const std::vector<std::string>& runTimeDataOps) {
-  MG_ASSIGN_OR_RETURN(std::unique_ptr<LoadedModel> m,
-                      frontend::loadOnnxModel(path, nullptr, /*runChecker=*/false));
-  const onnx::GraphProto& graph = m->model.graph();
-  std::vector<const onnx::NodeProto*> nodes;
-  std::map<std::string, std::vector<std::string>> feeds;
-  std::set<std::string> initializers;
-  collectScopes(graph, m->opset, nodes, feeds, initializers);
-  std::set<std::string> inputs;
-  for (const auto& vi : graph.input()) inputs.insert(vi.name());
-  std::map<std::string, const onnx::NodeProto*> producer;
-  for (const onnx::NodeProto* n : nodes)
-    for (const auto& o : n->output()) producer.emplace(o, n);
-
-  // Walk back from every shape operand (and control operand of If and Loop) through the ops that
-  // carry values (everything but the ops that read only shapes) to the graph inputs; through a
-  // control-flow node to its operands and its subgraphs' outputs, through a subgraph's input to
-  // what feeds it.
-  // An If's condition is a seed only when its branches may differ in more than the one extent a
-  // run-time selection computes (ifBranchesSelectable); otherwise the condition decides values,
-  // which reach a shape operand (and are found from there) only where the If's outputs feed one.
-  std::vector<std::string> work;
-  for (const onnx::NodeProto* n : nodes)
-    if (!(n->op_type() == "If" && ifBranchesSelectable(*n)))
-    for (int pos : frontend::onnxShapeOperands(
-             n->op_type(), m->opset,
-             withData && std::find(runTimeDataOps.begin(), runTimeDataOps.end(), n->op_type()) ==
-                             runTimeDataOps.end()))
-      if (pos < n->input_size() && !n->input(pos).empty()) work.push_back(n->input(pos));
-  std::set<std::string> seen, found;
-  while (!work.empty()) {
-    std::string name = work.back();
-    work.pop_back();
-    if (name.empty() || !seen.insert(name).second || initializers.count(name)) continue;
-    auto it = producer.find(name);
-    if (it != producer.end()) {
-      const onnx::NodeProto& n = *it->second;
-      if (isValueStop(n.op_type())) continue;
-      for (const auto& in : n.input()) work.push_back(in);
-      for (const auto& a : n.attribute())
-        if (a.has_g())
-          for (const auto& vi : a.g().output()) work.push_back(vi.name());
-      continue;
-    }
-    auto fed = feeds.find(name);
-    if (fed != feeds.end()) {
-      for (const auto& f : fed->second) work.push_back(f);
-      continue;
-    }
-    if (inputs.count(name)) found.insert(name);
-  }
-  std::vector<std::string> out;
-  for (const auto& vi : graph.input())
-    if (found.count(vi.name()) && !initializers.count(vi.name())) out.push_back(vi.name());
-  return out;
 }
 
 }  // namespace magneto

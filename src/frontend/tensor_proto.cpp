@@ -292,6 +292,53 @@ Expected<std::vector<Tensor>> readSequenceProtoFile(const std::string& path, std
   return out;
 }
 
+Expected<OptionalData> readOptionalProtoFile(const std::string& path, std::string* name) {
+  onnx::OptionalProto op;
+  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, op, "OptionalProto"));
+  if (name) *name = op.name();
+  OptionalData d;
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
+  switch (op.elem_type()) {
+    case onnx::OptionalProto::UNDEFINED:
+      if (op.has_tensor_value() || op.has_sequence_value())
+        return badInput("{}: an optional with no element type holds a value", path);
+      return d;
+    case onnx::OptionalProto::TENSOR: {
+      if (!op.has_tensor_value()) return d;  // typed, and empty
+      auto t = frontend::tensorFromProto(op.tensor_value(), baseDir,
+                                         fmt::format("the tensor of optional '{}'", op.name()));
+      if (!t.ok()) return t.status().withContext(path + ": ");
+      d.kind = OptionalInput::Kind::kTensor;
+      d.values.push_back(std::move(t).value());
+      return d;
+    }
+    case onnx::OptionalProto::SEQUENCE: {
+      if (!op.has_sequence_value()) return d;
+      const onnx::SequenceProto& sp = op.sequence_value();
+      if ((sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() > 0) ||
+          sp.sequence_values_size() || sp.map_values_size() || sp.optional_values_size() ||
+          sp.sparse_tensor_values_size())
+        return unsupported("{}: optional '{}' holds a sequence of non-tensors: only sequences of "
+                           "tensors are supported",
+                           path, op.name());
+      d.kind = OptionalInput::Kind::kSequence;
+      for (int i = 0; i < sp.tensor_values_size(); ++i) {
+        auto t = frontend::tensorFromProto(
+            sp.tensor_values(i), baseDir,
+            fmt::format("element {} of the sequence of optional '{}'", i, op.name()));
+        if (!t.ok()) return t.status().withContext(path + ": ");
+        d.values.push_back(std::move(t).value());
+      }
+      return d;
+    }
+    default:
+      return unsupported("{}: optional '{}' holds a map, a sparse tensor or an optional: only "
+                         "tensors and sequences of tensors are supported",
+                         path, op.name());
+  }
+}
+
 std::string sequenceElementName(const std::string& name, size_t k) {
   return fmt::format("{}[{}]", name, k);
 }

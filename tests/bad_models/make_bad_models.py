@@ -354,6 +354,27 @@ save("seq_at_of_tensor.onnx", model(
     [helper.make_node("SequenceAt", ["x", "p"], ["y"], name="at_tensor")],
     [XS], [vi("y", None)], [i64("p", 0)]))
 
+# Optionals (issue #40): resolved on import; what an optional holds is a compile-time fact.
+OPT_F = helper.make_tensor_type_proto(TensorProto.FLOAT, [3, 2])
+save("opt_get_empty.onnx", model(
+    [helper.make_node("Optional", [], ["o"], type=OPT_F, name="make_empty"),
+     helper.make_node("OptionalGetElement", ["o"], ["y"], name="get_empty")],
+    [XS], [vi("y", None)], opset=15))
+save("opt_reader.onnx", model(
+    [helper.make_node("Optional", ["x"], ["o"], name="wrap"),
+     helper.make_node("Relu", ["o"], ["y"], name="relu_of_opt")],
+    [XS], [vi("y", None)], opset=15))
+save("opt_of_opt.onnx", model(
+    [helper.make_node("Optional", ["x"], ["o"], name="wrap"),
+     helper.make_node("Optional", ["o"], ["oo"], name="wrap_again"),
+     helper.make_node("OptionalGetElement", ["oo"], ["y"])],
+    [XS], [vi("y", None)], opset=15))
+save("opt_seq_input.onnx", model(
+    [helper.make_node("OptionalGetElement", ["os"], ["s"]),
+     helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+    [helper.make_value_info("os", helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(OPT_F)))], [vi("y", None)], opset=15))
+
 # A data set for the rows run through `magnetoc check`: x and a y for the valid Conv + Relu.
 data = os.path.join(OUT, "data")
 os.makedirs(data, exist_ok=True)

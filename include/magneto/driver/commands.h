@@ -14,6 +14,7 @@
 
 #include "magneto/codegen/package.h"
 #include "magneto/driver/process.h"
+#include "magneto/frontend/onnx_import.h"
 #include "magneto/ir/graph.h"
 #include "magneto/support/status.h"
 
@@ -40,6 +41,8 @@ struct CompileOptions {
   std::map<std::string, Tensor> bindings;  // check binds shape-determining inputs
   // Sequence inputs' element types (ImportOptions::sequenceInputs; check takes them from the data).
   std::map<std::string, std::vector<TensorType>> sequenceInputs;
+  // What optional inputs hold (ImportOptions::optionalInputs; check takes it from the data).
+  std::map<std::string, OptionalInput> optionalInputs;
   bool weightsFile = false;
   std::string passes;  // "" = the default pipeline
   bool passesGiven = false;

@@ -20,6 +20,14 @@
 
 namespace magneto {
 
+// What an optional-typed graph input (ONNX's optional(tensor) or optional(seq(tensor))) holds in
+// one compile: fixed at compile time, as a sequence's length is.
+struct OptionalInput {
+  enum class Kind { kEmpty, kTensor, kSequence };
+  Kind kind = Kind::kEmpty;
+  std::vector<TensorType> types;  // kTensor: the tensor's type; kSequence: the elements', in order
+};
+
 struct ImportOptions {
   // Fixes input shapes: name -> dims (from --shape NAME=1x3x224x224). Required for every input
   // with a symbolic or unknown dimension.
@@ -36,6 +44,11 @@ struct ImportOptions {
   // time like a shape; `magnetoc check` takes it from the test data). A sequence graph output
   // becomes one output per element the same way. A sequence input not given here is an error.
   std::map<std::string, std::vector<TensorType>> sequenceInputs;
+  // Optional-typed graph inputs: name -> what it holds. Empty: no graph input; a tensor: one graph
+  // input NAME; a sequence: NAME[K] as in sequenceInputs. An optional input not given here holds
+  // a tensor of its declared type when that type is fully static, else it is an error. An
+  // optional graph output becomes what it holds: no output, one output, or one per element.
+  std::map<std::string, OptionalInput> optionalInputs;
   // Fold constant subgraphs during import (needed for shape operands; on by default).
   bool foldOnImport = true;
   // Bytes that folding on import may create in all; 0: FoldBudget::forGraph's (up to 256 MiB of
@@ -70,14 +83,19 @@ struct OnnxModelInput {
   std::string name;
   bool staticShape = false;  // every dimension has a non-negative value
   bool sequence = false;     // a sequence of tensors (ImportOptions::sequenceInputs)
+  bool optional = false;     // an optional (ImportOptions::optionalInputs)
 };
 // The model's graph inputs that are not initializers, in file order. Used by `magnetoc check` to
-// match test data (input_K.pb) to inputs. An input or output that is not a tensor or a sequence
-// (map, optional) is an error: its test data is not a TensorProto or SequenceProto.
+// match test data (input_K.pb) to inputs. An input or output that is not a tensor, a sequence or
+// an optional (a map, a sparse tensor) is an error: its test data is not a TensorProto,
+// SequenceProto or OptionalProto.
 Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path);
 // For each graph output in file order, whether it is a sequence (its test data a SequenceProto;
 // the package has one output per element, NAME[K]).
 Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path);
+// For each graph output in file order, whether it is an optional (its test data an OptionalProto;
+// the package has the outputs of what it holds in its place: none, NAME, or NAME[K]).
+Expected<std::vector<bool>> onnxModelOptionalOutputs(const std::string& path);
 // The model's graph output names, in file order (no import). Used by `magnetoc check --atol NAME=A`.
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path);
 
@@ -96,6 +114,14 @@ Status writeTensorProtoFile(const std::string& path, const Tensor& t, const std:
 // SequenceProto files of tensors (ONNX's test data of sequence inputs and outputs): the elements.
 Expected<std::vector<Tensor>> readSequenceProtoFile(const std::string& path,
                                                     std::string* name = nullptr);
+// OptionalProto files (ONNX's test data of optional inputs and outputs): what the optional holds
+// (kind kEmpty: nothing; kTensor: one tensor; kSequence: the elements). Optionals of maps, sparse
+// tensors or optionals are refused.
+struct OptionalData {
+  OptionalInput::Kind kind = OptionalInput::Kind::kEmpty;
+  std::vector<Tensor> values;
+};
+Expected<OptionalData> readOptionalProtoFile(const std::string& path, std::string* name = nullptr);
 // The graph input or output name of element K of sequence NAME: "NAME[K]".
 std::string sequenceElementName(const std::string& name, size_t k);
 
