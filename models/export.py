@@ -63,6 +63,21 @@ def _tv(name, **kw):
     return lambda: fn(weights=None, **kw)
 
 
+def _vit(**kw):
+    """torchvision's VisionTransformer (vit_b_16 when no arguments), its classifier head drawn at
+    random: torchvision zero-initialises it, which would make every output 0."""
+    def make():
+        if kw:
+            m = torchvision.models.vision_transformer.VisionTransformer(**kw)
+        else:
+            m = torchvision.models.vit_b_16(weights=None)
+        head = m.heads.head
+        torch.nn.init.normal_(head.weight, std=head.in_features ** -0.5)
+        torch.nn.init.normal_(head.bias, std=0.1)
+        return m
+    return make
+
+
 # name -> (constructor or (full, small) constructors, full input shape or [Input, ...], small
 # input shape or [Input, ...], what it is). A bare shape is one float32 input named "input".
 MODELS = {
@@ -120,6 +135,15 @@ MODELS = {
         (1, 3, 224, 224), (1, 3, 64, 64),
         "ShuffleNet v2 1.0 (torchvision): channel split into two branches (one a depthwise "
         "separable chain), Concat, channel shuffle by Reshape/Transpose"),
+    # A transformer classifier (issue #40 item 9): patches by a strided Conv, a class token,
+    # pre-LN encoder blocks of nn.MultiheadAttention (fused QKV in_proj, 12 heads at full size),
+    # GELU MLPs.
+    "vit": (
+        (_vit(), _vit(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=64,
+                      mlp_dim=128, num_classes=100)),
+        (1, 3, 224, 224), (1, 3, 64, 64),
+        "ViT-B/16 (torchvision): 16x16 patches by a strided Conv, class token, 12 pre-LN encoder "
+        "blocks of multi-head attention (one fused QKV projection) and GELU MLPs"),
 }
 for _name, (_ctor, _full, _small, _doc) in parallel_blocks.MODELS.items():
     MODELS[_name] = (_ctor, _full, _small, _doc)

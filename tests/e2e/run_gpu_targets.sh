@@ -22,7 +22,7 @@ magnetoc="$root/build/bin/magnetoc"
 zoo="$root/build/zoo"
 work="$root/build/gpu-targets"
 # The zoo models whose every operator the GPU targets lower today (docs/GPU_TARGET.md).
-models="inception_v3_small,squeezenet1_1_small,resnext50_32x4d_small,inception_block_small,mha_block_small,multi_tower_small,nasnet_a_mobile_small,bert_layers_small,switch_moe_small,yolox_heads_small,yolov8_small,din_small,lstm_lm_small,seq2seq_small,deepspeech2_small,llama_layer_small,mixtral_moe_small"
+models="inception_v3_small,squeezenet1_1_small,resnext50_32x4d_small,inception_block_small,mha_block_small,multi_tower_small,nasnet_a_mobile_small,bert_layers_small,switch_moe_small,yolox_heads_small,yolov8_small,din_small,lstm_lm_small,seq2seq_small,deepspeech2_small,llama_layer_small,mixtral_moe_small,vit_small"
 # Models whose generated sources go through nvcc and hipcc (part 2): every model's by default, two
 # at a time. --build-only LIST narrows it.
 built=""

@@ -34,7 +34,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 models="inception_v3,squeezenet1_1,resnext50_32x4d,inception_block,mha_block,multi_tower"
-small_models="nasnet_a_mobile,lstm_lm,seq2seq,deepspeech2,bert_layers,switch_moe,yolox_heads,yolov8,din,gru_greedy_decoder,llama_layer,mixtral_moe"
+small_models="nasnet_a_mobile,lstm_lm,seq2seq,deepspeech2,bert_layers,switch_moe,yolox_heads,yolov8,din,gru_greedy_decoder,llama_layer,mixtral_moe,vit"
 out="$root/build/zoo"
 work="$root/build/zoo-work"
 magnetoc="$root/build/bin/magnetoc"
