@@ -173,6 +173,8 @@ int fResize(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ct
 int fTranspose(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fLogSoftmax(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
+// f_attention.cpp: Attention (3-D or 4-D, no past, no softcap) in one pass per query block.
+int fAttention(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 // f_norm.cpp: LayerNormalization and RMSNormalization over contiguous trailing axes.
 int fLayerNormalization(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);
 int fRMSNormalization(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx);

@@ -45,6 +45,7 @@ const KernelEntry* fastKernels() {
       {"LogSoftmax", fLogSoftmax},
       {"LayerNormalization", fLayerNormalization},
       {"RMSNormalization", fRMSNormalization},
+      {"Attention", fAttention},
       {nullptr, nullptr},
   };
   return kTable;
