@@ -15,6 +15,7 @@ const std::vector<PassInfo>& allPasses() {
     add(makeFuseQdqPass);
     add(makeFoldPass);
     add(makeFuseLayerNormPass);
+    add(makeFuseAttentionPass);
     add(makeFoldBatchNormPass);
     add(makeFoldAffinePass);
     add(makeFoldConvScalePass);
@@ -42,8 +43,10 @@ std::string defaultPipeline(const std::string& target, bool parallelOpt) {
   // each (before fold-affine and fuse-elementwise take their Mul/Add apart; RMSNormalization only
   // where the target runs it, so on cpu decompose-attention's chain comes back as the op).
   // fuse-qdq before fold, which would turn the weights' DequantizeLinear into float32 constants
-  // (it changes nothing on targets without an integer convolution).
-  std::string p = std::string("decompose-attention,canonicalize,fuse-qdq,fold,fuse-layernorm,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
+  // (it changes nothing on targets without an integer convolution). fuse-attention before
+  // fuse-epilogue and fold-affine take the score chain's scaling and mask Add apart (only where
+  // the target has the fused kernel: on cpu decompose-attention's Attention comes back as one).
+  std::string p = std::string("decompose-attention,canonicalize,fuse-qdq,fold,fuse-layernorm,fuse-attention,fold-batchnorm,fold-affine,fold-conv-scale,fold-pad,fuse-epilogue,") +
                   (parallelOpt ? "wide-merge,shared-weight-merge,batch-merge,batch-merge-conv," : "") + "fuse-elementwise,dce";
   (void)target;
   // Parallel structures (docs/DESIGN.md): decide per sibling group on the cost model of the

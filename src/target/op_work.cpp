@@ -196,6 +196,20 @@ OpWork opWork(const Node& n) {
     w.note = "softmax";
     return w;
   }
+  if (k == "Attention" && n.numInputs() >= 3 && x && n.input(1) && n.input(2)) {
+    // Q K^T and P V (a multiply-add each), and the scale, mask and softmax on the scores (5 per
+    // score, as Softmax). 4-D [B, H, S, D]; 3-D [B, S, heads * D].
+    const bool four = x->rank() == 4;
+    const double heads = four ? dim(x, 1) : std::max<int64_t>(1, n.attrs().getInt("q_num_heads", 1));
+    const double kvHeads = four ? dim(n.input(1), 1) : std::max<int64_t>(1, n.attrs().getInt("kv_num_heads", 1));
+    const double b = dim(x, 0), s = dim(x, -2), l = dim(n.input(1), -2);
+    const double d = dim(x, -1) / (four ? 1.0 : heads), dv = dim(n.input(2), -1) / (four ? 1.0 : kvHeads);
+    const double scores = b * heads * s * l;
+    w.flops = scores * (2.0 * d + 2.0 * dv + 5.0);
+    w.elements = outN;
+    w.note = "attention";
+    return w;
+  }
   if (k == "BatchNormalization") {
     w.flops = 2.0 * static_cast<double>(inN);  // inference: scale and shift
     w.elements = inN;

@@ -53,6 +53,10 @@ std::unique_ptr<Pass> makeCanonicalizePass();
 // RMSNormalization, as far as `target` ("cpu", "cuda", "hip") runs them (target_limits.h).
 Expected<bool> fuseLayerNorm(Graph& g, const std::string& target = "cpu");
 std::unique_ptr<Pass> makeFuseLayerNormPass();
+// passes/fuse_attention.cpp: MatMul -> [scale] -> [+ mask] -> Softmax -> MatMul -> one Attention
+// node, on the targets with a fused attention kernel (target_limits.h: cpu).
+Expected<bool> fuseAttention(Graph& g, const std::string& target = "cpu");
+std::unique_ptr<Pass> makeFuseAttentionPass();
 // passes/fuse_qdq.cpp: DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear -> QLinearConv, on the
 // targets that run QLinearConv (nothing changes elsewhere).
 Expected<bool> fuseQdq(Graph& g, const std::string& target = "cpu");

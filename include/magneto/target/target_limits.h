@@ -31,4 +31,9 @@ inline bool targetNeedsFullNormAffine(const std::string& target) { return normTa
 // program, so there the dequantized float Conv stays.
 inline bool targetRunsIntegerConv(const std::string& target) { return target == "cpu"; }
 
+// Whether fuse-attention may form ONNX Attention nodes (passes/fuse_attention.cpp): the CPU runs
+// them on one fused kernel (runtime/cpu/f_attention.cpp); the cuda/hip lowerings have no
+// Attention program, so there the MatMul / Softmax / MatMul chain stays.
+inline bool targetRunsFusedAttention(const std::string& target) { return target == "cpu"; }
+
 }  // namespace magneto
