@@ -36,7 +36,7 @@
 // profile, step (1) alone decides; on the cpu target too: the host profile prices a joint region
 // of the separate convs (each member whole on one core) below the wide conv split over the cores
 // and would decline most merges, but measured on the zoo the merges are faster (yolox_heads, 2
-// threads, 3 alternating rounds: 215-237 ms merged vs 233-251 ms declined, docs/PERFORMANCE.md),
+// threads, 3 alternating rounds: 215-237 ms merged vs 233-251 ms declined, when measured),
 // so the host model is not trusted with this trade-off until it is calibrated for it.
 // Zero-copy: MgChannelSlice of an N=1 arena tensor is a byte-offset view in the memory planner
 // (src/analysis/memory_plan.cpp); a Concat along channels of slices that tile the merged result in

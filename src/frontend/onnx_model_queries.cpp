@@ -71,28 +71,30 @@ Expected<std::vector<OnnxModelInput>> onnxModelInputs(const std::string& path) {
   return ins;
 }
 
-Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path) {
+namespace {
+
+// f(output's ValueInfoProto) for each graph output of the file, in order.
+template <typename T, typename F>
+Expected<std::vector<T>> perOutput(const std::string& path, F f) {
   onnx::ModelProto m;
   MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::vector<bool> seq;
-  for (const auto& vi : m.graph().output()) seq.push_back(vi.type().has_sequence_type());
-  return seq;
+  std::vector<T> out;
+  for (const auto& vi : m.graph().output()) out.push_back(f(vi));
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<bool>> onnxModelSequenceOutputs(const std::string& path) {
+  return perOutput<bool>(path, [](const onnx::ValueInfoProto& vi) { return vi.type().has_sequence_type(); });
 }
 
 Expected<std::vector<bool>> onnxModelOptionalOutputs(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::vector<bool> opt;
-  for (const auto& vi : m.graph().output()) opt.push_back(vi.type().has_optional_type());
-  return opt;
+  return perOutput<bool>(path, [](const onnx::ValueInfoProto& vi) { return vi.type().has_optional_type(); });
 }
 
 Expected<std::vector<std::string>> onnxModelOutputNames(const std::string& path) {
-  onnx::ModelProto m;
-  MG_RETURN_IF_ERROR(frontend::readProtoFile(path, m, "ONNX model"));
-  std::vector<std::string> names;
-  for (const auto& vi : m.graph().output()) names.push_back(vi.name());
-  return names;
+  return perOutput<std::string>(path, [](const onnx::ValueInfoProto& vi) { return vi.name(); });
 }
 
 namespace {

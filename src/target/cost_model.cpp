@@ -36,7 +36,7 @@ constexpr double kCpuOtherEfficiency = 0.25;
 constexpr double kCpuMinChunkUs = 2.0;
 // CPU: one op split over several cores (chunks of its loops, a barrier at the end) does not scale
 // perfectly: shared caches and bandwidth, chunk imbalance, the join. Measured on the zoo at 2
-// threads against 1 (docs/PERFORMANCE.md, 2026-11-30): Inception v3 0.74, ResNeXt-50 0.77,
+// threads against 1 (2026-11-30, the Xeon VM of then): Inception v3 0.74, ResNeXt-50 0.77,
 // SqueezeNet 0.58. Members of a joint region each run whole on one core and pay none of it.
 constexpr double kCpuIntraOpEfficiency = 0.75;
 constexpr int64_t kCpuConcurrentDirsMaxStepMacs = int64_t{1} << 18;  // f_recurrent.cpp's rule

@@ -140,8 +140,7 @@ done
 # cells and attention (seq2seq), GRUs (DeepSpeech2), detector heads (YOLOX) and the TopK router of
 # the Mixtral-style MoE. The other four (Inception v3,
 # SqueezeNet, BERT layers, DIN) run the same programs and joint-kernel forms in other tiles and
-# epilogues. The whole zoo on both targets cost 410 CPU-s; this set about 130 (docs/PERFORMANCE.md,
-# sessions 18 and 19).
+# epilogues. The whole zoo on both targets cost 410 CPU-s; this set about 130 (when measured).
 cuda_race_models="resnext50_32x4d_small multi_tower_small switch_moe_small seq2seq_small deepspeech2_small yolox_heads_small mixtral_moe_small"
 hip_race_models="inception_block_small nasnet_a_mobile_small lstm_lm_small mha_block_small"
 mkdir -p "$work/zoo-race-cuda" "$work/zoo-race-hip"
