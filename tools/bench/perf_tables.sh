@@ -12,7 +12,7 @@
 # transformers, recurrent and recommendation models, detectors' heads, YOLOv8), the torchvision
 # classifiers of issue #41 and the nine light model-zoo graphs. --quick: one model per class
 # (a minute or two, for checking the script). DIR (default build/perf) keeps cpu.tsv (raw rows:
-# class, model, threads, magneto ms, ort ms) and cpu.md (the table). Takes 30-40 minutes on the
+# class, model, threads, magneto ms, ort ms) and cpu.md (the table). Takes about 20 minutes on the
 # 2-core VM with the defaults (20 runs, 3 rounds); run it on an otherwise idle machine.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
