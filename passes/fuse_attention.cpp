@@ -46,6 +46,7 @@
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/target_limits.h"
+#include "match_common.h"
 
 namespace magneto {
 namespace {
@@ -53,26 +54,10 @@ namespace {
 // Names local to this pass (the unity build compiles several passes in one translation unit).
 namespace attn {
 
-// The node producing v when it is of kind `kind` with one result, else null.
-Node* producer(const Value* v, const char* kind) {
-  Node* p = v ? v->producer() : nullptr;
-  return p && p->kind() == kind && p->numOutputs() == 1 ? p : nullptr;
-}
-
 // v is read by `n` alone (once) and is no graph output.
-bool onlyFeeds(const Value* v, const Node* n) {
-  return !v->isGraphOutput() && v->uses().size() == 1 && v->uses()[0].node == n;
-}
+bool onlyFeeds(const Value* v, const Node* n) { return match::soleUser(v) == n; }
 
-// The value of a one-element float constant.
-std::optional<double> scalar(const Value* v) {
-  if (!v || !v->isConstant() || !v->constant().hasData() || v->type().numel() != 1 ||
-      !isFloat(v->dtype()))
-    return std::nullopt;
-  return v->constant().floatAt(0);
-}
-
-// n is Mul(x, c), Mul(c, x) or Div(x, c) with c a one-element constant that does not change x's
+// n is Mul(x, c), Mul(c, x) or Div(x, c) with c a one-element float constant that does not change x's
 // type: x, and the factor (1 / c for Div).
 std::optional<std::pair<Value*, double>> scaling(const Node* n) {
   if (!n || n->numInputs() != 2 || n->numOutputs() != 1) return std::nullopt;
@@ -80,7 +65,7 @@ std::optional<std::pair<Value*, double>> scaling(const Node* n) {
   if (!mul && !div) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
     if (div && i == 0) continue;  // only the divisor may be the constant
-    auto c = scalar(n->input(i));
+    auto c = isFloat(n->input(i)->dtype()) ? match::scalarConstant(n->input(i)) : std::nullopt;
     Value* x = n->input(1 - i);
     if (c && x->type() == n->output(0)->type() && !x->isConstant() && (mul || *c != 0.0))
       return std::make_pair(x, mul ? *c : 1.0 / *c);
@@ -88,17 +73,11 @@ std::optional<std::pair<Value*, double>> scaling(const Node* n) {
   return std::nullopt;
 }
 
-bool sameShape(const Value* a, const Value* b) {
-  return a->dims() == b->dims() && (a->isSymbolic() || b->isSymbolic() ? sameSymbolicShape(a, b) : true);
-}
-
 // Dims [0, rank - 2) of a and b are one and the same (symbolically too).
 bool sameBatch(const Value* a, const Value* b) {
-  const int r = a->rank();
-  if (b->rank() != r) return false;
-  for (int d = 0; d + 2 < r; ++d)
-    if (a->dimExpr(d) == b->dimExpr(d)) continue;
-    else return false;
+  if (b->rank() != a->rank()) return false;
+  for (int d = 0; d + 2 < a->rank(); ++d)
+    if (a->dimExpr(d) != b->dimExpr(d)) return false;
   return true;
 }
 
@@ -145,7 +124,7 @@ std::optional<Match> matchAt(Node* pv) {
   if (pv->kind() != "MatMul" || pv->numInputs() != 2 || pv->numOutputs() != 1) return std::nullopt;
   Value* p = pv->input(0);
   m.v = pv->input(1);
-  m.softmax = producer(p, "Softmax");
+  m.softmax = match::producerOf(p, "Softmax");
   if (!m.softmax || !onlyFeeds(p, pv)) return std::nullopt;
   const int rank = p->rank();
   if (rank != 3 && rank != 4) return std::nullopt;
@@ -155,7 +134,7 @@ std::optional<Match> matchAt(Node* pv) {
   Value* x = m.softmax->input(0);
   if (!onlyFeeds(x, m.softmax)) return std::nullopt;
   // The mask's Add: the operand whose chain reaches the MatMul is the scores.
-  if (Node* add = producer(x, "Add"); add && add->numInputs() == 2) {
+  if (Node* add = match::producerOf(x, "Add"); add && add->numInputs() == 2) {
     for (int i = 0; i < 2 && !m.qk; ++i) {
       Match t = m;
       if (scoreChain(add->input(i), add, t)) {
@@ -187,13 +166,13 @@ std::optional<Match> matchAt(Node* pv) {
       !(m.kt->dimExpr(rank - 1) == m.v->dimExpr(rank - 2)))
     return std::nullopt;
   if (m.mask) {
-    if (m.mask->dtype() != DType::kF32 || !sameShape(m.add->output(0), scores)) return std::nullopt;
+    if (m.mask->dtype() != DType::kF32 || !sameSymbolicShape(m.add->output(0), scores)) return std::nullopt;
     if (rank == 3 && m.mask->rank() == 3 && m.mask->dims()[0] != 1) return std::nullopt;
   }
   for (Node* s : m.scales)
-    if (!sameShape(s->output(0), scores)) return std::nullopt;
+    if (!sameSymbolicShape(s->output(0), scores)) return std::nullopt;
   // K^T's Transpose is taken when nothing else reads it.
-  if (Node* t = producer(m.kt, "Transpose"); t && onlyFeeds(m.kt, m.qk) && !t->attrs().getInts("perm").empty())
+  if (Node* t = match::producerOf(m.kt, "Transpose"); t && onlyFeeds(m.kt, m.qk) && !t->attrs().getInts("perm").empty())
     m.ktTranspose = t;
   return m;
 }
@@ -237,7 +216,7 @@ Status rewrite(Graph& g, const Match& m) {
   Node* n = g.createNode("Attention", ins, {TensorType{}}, std::move(attrs), base + "/attention", root);
   MG_RETURN_IF_ERROR(inferNode(*n));
   MG_RETURN_IF_ERROR(inferSymbolicNode(g, n));
-  if (n->output(0)->type() != root->output(0)->type() || !sameShape(n->output(0), root->output(0)))
+  if (n->output(0)->type() != root->output(0)->type() || !sameSymbolicShape(n->output(0), root->output(0)))
     return internalStatus("fuse-attention: {} gives {}, the chain gave {}", n->describe(),
                           n->output(0)->type().str(), root->output(0)->type().str());
   const std::string name = root->output(0)->name();

@@ -52,6 +52,7 @@
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/target_limits.h"
+#include "match_common.h"
 
 namespace magneto {
 namespace {
@@ -86,11 +87,6 @@ struct NormMatch {
   std::vector<Node*> chain;      // the nodes replaced, producers first; the last is the root
 };
 
-Node* producerOf(const Value* v, const char* kind) {
-  Node* p = v ? v->producer() : nullptr;
-  return p && p->kind() == kind && p->numOutputs() == 1 ? p : nullptr;
-}
-
 // The value is read only by `users` (counted per operand) and is no graph output.
 bool onlyUsedBy(const Value* v, const std::vector<const Node*>& users) {
   if (v->isGraphOutput() || v->uses().size() != users.size()) return false;
@@ -101,19 +97,6 @@ bool onlyUsedBy(const Value* v, const std::vector<const Node*>& users) {
     left.erase(it);
   }
   return true;
-}
-
-// The one node that reads v (and is its only use), or null.
-Node* soleUser(const Value* v) {
-  if (v->isGraphOutput() || v->uses().size() != 1) return nullptr;
-  return v->uses()[0].node;
-}
-
-// A constant of one element: its value.
-std::optional<double> scalarConstant(const Value* v) {
-  if (!v || !v->isConstant() || !v->constant().hasData() || v->type().numel() != 1) return std::nullopt;
-  if (!isFloat(v->dtype()) && !isInteger(v->dtype())) return std::nullopt;
-  return v->constant().floatAt(0);
 }
 
 // The other operand of a binary node, given one.
@@ -166,7 +149,7 @@ bool isSquareOf(const Node* sq, const Value* t) {
   if (!sq || sq->numOutputs() != 1 || sq->numInputs() != 2) return false;
   if (sq->kind() == "Mul") return sq->input(0) == t && sq->input(1) == t;
   if (sq->kind() != "Pow" || sq->input(0) != t) return false;
-  auto e = scalarConstant(sq->input(1));
+  auto e = match::scalarConstant(sq->input(1));
   return e && *e == 2.0 && sq->input(1)->rank() <= t->rank();
 }
 
@@ -197,14 +180,14 @@ bool affineFits(const Value* g, const Value* x, int64_t axis, const NormRules& r
 // legality condition fails.
 std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
   NormMatch m;
-  Node* add = producerOf(sqrtNode->input(0), "Add");
+  Node* add = match::producerOf(sqrtNode->input(0), "Add");
   if (!add || !onlyUsedBy(add->output(0), {sqrtNode})) return std::nullopt;
   Value* var = nullptr;
   std::optional<double> eps;
   for (int i = 0; i < 2 && !eps; ++i)
-    if ((eps = scalarConstant(add->input(1 - i)))) var = add->input(i);
+    if ((eps = match::scalarConstant(add->input(1 - i)))) var = add->input(i);
   if (!eps || !std::isfinite(*eps) || !var) return std::nullopt;
-  Node* varMean = producerOf(var, "ReduceMean");
+  Node* varMean = match::producerOf(var, "ReduceMean");
   if (!varMean || !onlyUsedBy(var, {add})) return std::nullopt;
   const int64_t axis = trailingMeanAxis(varMean);
   if (axis < 0) return std::nullopt;
@@ -224,7 +207,7 @@ std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
 
   // The normalization: Div(t, s), or Mul(t, r) with r = Reciprocal(s) or Div(1, s).
   Value* s = sqrtNode->output(0);
-  Node* user = soleUser(s);
+  Node* user = match::soleUser(s);
   if (!user || user->numOutputs() != 1) return std::nullopt;
   std::vector<Node*> recip;
   Node* norm = nullptr;
@@ -232,10 +215,10 @@ std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
     norm = user;
   } else {
     const bool reciprocal = user->kind() == "Reciprocal";
-    auto one = user->kind() == "Div" && user->input(1) == s ? scalarConstant(user->input(0)) : std::nullopt;
+    auto one = user->kind() == "Div" && user->input(1) == s ? match::scalarConstant(user->input(0)) : std::nullopt;
     if (!reciprocal && !(one && *one == 1.0 && user->input(0)->rank() <= s->rank())) return std::nullopt;
     if (!hasType(user->output(0), dt, sd)) return std::nullopt;
-    Node* mul = soleUser(user->output(0));
+    Node* mul = match::soleUser(user->output(0));
     if (!mul || mul->kind() != "Mul" || mul->numOutputs() != 1 || otherOperand(mul, user->output(0)) != t)
       return std::nullopt;
     recip.push_back(user);
@@ -245,8 +228,8 @@ std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
 
   // LayerNorm when t = Sub(x, ReduceMean(x)) over the same axes and D is read by the pattern only
   // (the square, once for Pow and twice for Mul(D, D), and the normalization).
-  Node* sub = producerOf(t, "Sub");
-  Node* mean = sub ? producerOf(sub->input(1), "ReduceMean") : nullptr;
+  Node* sub = match::producerOf(t, "Sub");
+  Node* mean = sub ? match::producerOf(sub->input(1), "ReduceMean") : nullptr;
   const std::vector<const Node*> dUsers =
       sq->kind() == "Mul" ? std::vector<const Node*>{sq, sq, norm} : std::vector<const Node*>{sq, norm};
   const bool layer = sub && mean && mean->input(0) == sub->input(0) && trailingMeanAxis(mean) == axis &&
@@ -272,7 +255,7 @@ std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
 
   // gamma / w, then beta.
   Value* y = norm->output(0);
-  if (Node* g = soleUser(y); g && g->kind() == "Mul" && g->numOutputs() == 1 && hasType(g->output(0), dt, xd)) {
+  if (Node* g = match::soleUser(y); g && g->kind() == "Mul" && g->numOutputs() == 1 && hasType(g->output(0), dt, xd)) {
     Value* gamma = otherOperand(g, y);
     if (gamma && gamma != y && affineFits(gamma, m.x, axis, rules, &m.scaleReshape)) {
       m.scale = gamma;
@@ -283,7 +266,7 @@ std::optional<NormMatch> matchAt(Node* sqrtNode, const NormRules& rules) {
   // beta follows the normalization itself, or gamma taken into the op (a Mul left in between
   // is not the Add: beta then stays too).
   if (m.kind == NormKind::kLayer) {
-    if (Node* b = soleUser(y); b && b->kind() == "Add" && b->numOutputs() == 1 && hasType(b->output(0), dt, xd)) {
+    if (Node* b = match::soleUser(y); b && b->kind() == "Add" && b->numOutputs() == 1 && hasType(b->output(0), dt, xd)) {
       Value* beta = otherOperand(b, y);
       if (beta && beta != y && affineFits(beta, m.x, axis, rules, &m.biasReshape)) {
         m.bias = beta;

@@ -56,6 +56,7 @@
 #include "magneto/passes/pass.h"
 #include "magneto/passes/passes.h"
 #include "magneto/target/target_limits.h"
+#include "match_common.h"
 
 namespace magneto {
 namespace qdq {  // a named namespace: the passes are compiled as one unity file
@@ -77,12 +78,6 @@ bool isDepthwise(const Node* conv) {
 const Tensor* constantOf(const Node* n, size_t i) {
   if (!n->hasInput(i) || !n->input(i)->isConstant() || !n->input(i)->constant().hasData()) return nullptr;
   return &n->input(i)->constant();
-}
-
-// The only reader of v, when v has exactly one use and is no graph output.
-Node* soleUser(const Value* v) {
-  if (v->isGraphOutput() || v->uses().size() != 1) return nullptr;
-  return v->uses()[0].node;
 }
 
 struct DqParts {
@@ -141,12 +136,12 @@ std::optional<ConvMatch> matchAt(Node* q) {
   }
   m.yScale = q->input(1);
   Node* p = q->input(0)->producer();
-  if (!p || soleUser(q->input(0)) != q) return std::nullopt;
+  if (!p || match::soleUser(q->input(0)) != q) return std::nullopt;
   if (p->kind() == "Relu") {
     if (yZero != lowestOf(yT)) return std::nullopt;
     m.relu = p;
     p = p->input(0)->producer();
-    if (!p || soleUser(m.relu->input(0)) != m.relu) return std::nullopt;
+    if (!p || match::soleUser(m.relu->input(0)) != m.relu) return std::nullopt;
   }
   if (p->kind() != "Conv" || p->numOutputs() != 1) return std::nullopt;
   // Grouped convolutions other than depthwise ones stay in float: the CPU's integer kernels are
@@ -248,7 +243,7 @@ bool sameScalar(const Value* a, const Value* b) {
 
 std::optional<PoolMatch> matchPoolAt(Node* q) {
   Node* pool = q->input(0)->producer();
-  if (!pool || pool->kind() != "MaxPool" || pool->numOutputs() != 1 || soleUser(q->input(0)) != q) return std::nullopt;
+  if (!pool || pool->kind() != "MaxPool" || pool->numOutputs() != 1 || match::soleUser(q->input(0)) != q) return std::nullopt;
   if (pool->attrs().getInt("storage_order", 0) != 0) return std::nullopt;
   Node* dq = pool->input(0)->producer();
   if (!dq || dq->kind() != "DequantizeLinear" || !isQuant8(dq->input(0)->dtype()) ||
@@ -286,7 +281,7 @@ struct AddMatch {
 
 std::optional<AddMatch> matchAddAt(Node* q) {
   Node* add = q->input(0)->producer();
-  if (!add || add->kind() != "Add" || soleUser(q->input(0)) != q) return std::nullopt;
+  if (!add || add->kind() != "Add" || match::soleUser(q->input(0)) != q) return std::nullopt;
   const Tensor* ys = constantOf(q, 1);
   if (!ys || ys->numel() != 1 || ys->dtype() != DType::kF32 || !isQuant8(q->output(0)->dtype())) return std::nullopt;
   if (q->hasInput(2) && !(constantOf(q, 2) && constantOf(q, 2)->numel() == 1)) return std::nullopt;
