@@ -33,6 +33,7 @@
 
 #include "f_gemm.h"
 #include "f_vmath.h"
+#include "k_nn_internal.h"
 #include "mg_threadpool.h"
 
 namespace mgrt {
@@ -74,6 +75,26 @@ struct Problem {
   int64_t ms[4] = {0, 0, 0, 0};
 };
 
+// acc[r][v] += sum over d of q[r][d] * K^T[d][16 v ..] for VN vectors of keys (kt: the tile's
+// first key in row 0 of the packed [D][lp] K^T); VN a constant, so that the tile stays in
+// registers.
+template <int VN>
+void keyTile(const float* kt, int64_t lp, int64_t D, const float* const (&qr)[kRows],
+             __m512 (&acc)[kRows][kVecs]) {
+  for (int64_t d = 0; d < D; ++d) {
+    const float* row = kt + d * lp;
+    __m512 k[VN];
+#pragma GCC unroll 4
+    for (int v = 0; v < VN; ++v) k[v] = _mm512_load_ps(row + v * 16);
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 qv = _mm512_set1_ps(qr[r][d]);
+#pragma GCC unroll 4
+      for (int v = 0; v < VN; ++v) acc[r][v] = _mm512_fmadd_ps(qv, k[v], acc[r][v]);
+    }
+  }
+}
+
 // Scores of rows [i0, i0 + nr) (nr <= kRows) of q head h against keys [16 v0, 16 (v0 + vn)) of
 // the packed K^T (kt: [D][lp]), scaled and masked, into sc ([nr][lp] rows of the block buffer).
 void scoreTile(const Problem& p, int64_t b, int64_t h, int64_t i0, int nr, const float* kt, int64_t lp,
@@ -86,29 +107,11 @@ void scoreTile(const Problem& p, int64_t b, int64_t h, int64_t i0, int nr, const
   __m512 acc[kRows][kVecs];
   for (int r = 0; r < kRows; ++r)
     for (int v = 0; v < kVecs; ++v) acc[r][v] = _mm512_setzero_ps();
-  if (vn == kVecs) {
-    for (int64_t d = 0; d < p.D; ++d) {
-      const float* row = kt + d * lp + v0 * 16;
-      const __m512 k0 = _mm512_load_ps(row), k1 = _mm512_load_ps(row + 16),
-                   k2 = _mm512_load_ps(row + 32), k3 = _mm512_load_ps(row + 48);
-#pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {
-        const __m512 qv = _mm512_set1_ps(qr[r][d]);
-        acc[r][0] = _mm512_fmadd_ps(qv, k0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(qv, k1, acc[r][1]);
-        acc[r][2] = _mm512_fmadd_ps(qv, k2, acc[r][2]);
-        acc[r][3] = _mm512_fmadd_ps(qv, k3, acc[r][3]);
-      }
-    }
-  } else {
-    for (int64_t d = 0; d < p.D; ++d) {
-      const float* row = kt + d * lp + v0 * 16;
-      for (int v = 0; v < vn; ++v) {
-        const __m512 kv = _mm512_load_ps(row + v * 16);
-        for (int r = 0; r < kRows; ++r)
-          acc[r][v] = _mm512_fmadd_ps(_mm512_set1_ps(qr[r][d]), kv, acc[r][v]);
-      }
-    }
+  switch (vn) {
+    case 1: keyTile<1>(kt + v0 * 16, lp, p.D, qr, acc); break;
+    case 2: keyTile<2>(kt + v0 * 16, lp, p.D, qr, acc); break;
+    case 3: keyTile<3>(kt + v0 * 16, lp, p.D, qr, acc); break;
+    default: keyTile<4>(kt + v0 * 16, lp, p.D, qr, acc); break;
   }
   for (int r = 0; r < nr; ++r) {
     const int64_t i = i0 + r;
@@ -276,13 +279,7 @@ int fAttention(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
     const Tensor& M = in[3];
     if (M.dtype != kF32 && M.dtype != kBool) return fallback();
     const int64_t full[4] = {p.B, p.Hq, p.S, p.L};
-    int64_t stride = 1;
-    for (int d = M.rank - 1; d >= 0; --d) {
-      const int fd = 4 - M.rank + d;
-      if (fd < 0 || (M.dims[d] != 1 && M.dims[d] != full[fd])) return fallback();
-      p.ms[fd] = M.dims[d] == 1 ? 0 : stride;
-      stride *= M.dims[d];
-    }
+    if (!nn::attentionMaskStrides(M, full, p.ms)) return fallback();
     p.mask = M.data;
     p.boolMask = M.dtype == kBool;
   }

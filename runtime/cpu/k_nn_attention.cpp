@@ -141,14 +141,7 @@ int attentionT(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout,
   int64_t ms[4] = {0, 0, 0, 0};
   if (M) {
     const int64_t full[4] = {B, Hq, Sq, L};
-    int64_t stride = 1;
-    for (int d = M->rank - 1; d >= 0; --d) {
-      const int fd = 4 - M->rank + d;
-      if (fd < 0 || (M->dims[d] != 1 && M->dims[d] != full[fd]))
-        return ctx.fail("%s: attn_mask does not broadcast", op);
-      ms[fd] = M->dims[d] == 1 ? 0 : stride;
-      stride *= M->dims[d];
-    }
+    if (!attentionMaskStrides(*M, full, ms)) return ctx.fail("%s: attn_mask does not broadcast", op);
   }
   // Element (b, head, s, d) of a Q/K/V operand in its 3-D or 4-D layout.
   auto at = [four](const Tensor& t, int64_t H, int64_t D, int64_t b, int64_t h, int64_t s, int64_t d) {

@@ -12,6 +12,22 @@
 namespace mgrt {
 namespace nn {
 
+// Attention's attn_mask seen through its broadcast to full = [B, Hq, S, L]: the element stride
+// of each of the four dims (0 where the mask's dim is 1 or missing). False when the mask does
+// not broadcast. Shared by the reference kernel (k_nn_attention.cpp) and the fused one
+// (f_attention.cpp).
+inline bool attentionMaskStrides(const Tensor& m, const int64_t full[4], int64_t strides[4]) {
+  for (int d = 0; d < 4; ++d) strides[d] = 0;
+  int64_t stride = 1;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    const int fd = 4 - m.rank + d;
+    if (fd < 0 || (m.dims[d] != 1 && m.dims[d] != full[fd])) return false;
+    strides[fd] = m.dims[d] == 1 ? 0 : stride;
+    stride *= m.dims[d];
+  }
+  return true;
+}
+
 #define MG_NN_KERNEL(name) int name(const Attrs& a, const Tensor* in, int nin, Tensor* out, int nout, Ctx& ctx)
 // k_nn.cpp
 MG_NN_KERNEL(kGemm);
