@@ -7,9 +7,9 @@
 CPU_TSV lines: class<TAB>model<TAB>threads<TAB>magneto ms<TAB>ort ms ("error" where a side
 failed). Prints the section body (Markdown): the command and when it ran, one row per model with
 the 1- and 2-thread milliseconds and ratios (ort / magneto: above 1 means Magneto is faster), the
-geomean of each class and over all models, and the worst model. --splice writes it into the file
-between the lines `<!-- cpu-table:begin -->` and `<!-- cpu-table:end -->` (both must be there)
-instead of printing it.
+geomean of each class and over all models, and the worst model. --splice also writes it into
+the file between the lines `<!-- cpu-table:begin -->` and `<!-- cpu-table:end -->` (both must be
+there).
 """
 import argparse
 import collections
@@ -91,8 +91,8 @@ def main():
         if len(f) >= 5:
             rows.append(f[:5])
     text = body(rows, a.command, a.when, a.load)
+    sys.stdout.write(text)
     if not a.splice:
-        sys.stdout.write(text)
         return 0
     doc = open(a.splice).read()
     if BEGIN not in doc or END not in doc:
@@ -101,7 +101,7 @@ def main():
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     open(a.splice, "w").write(head + BEGIN + "\n" + text + END + tail)
-    print(f"perf_doc: wrote the CPU table ({len(rows)} rows) into {a.splice}")
+    sys.stderr.write(f"perf_doc: wrote the CPU table ({len(rows)} rows) into {a.splice}\n")
     return 0
 
 

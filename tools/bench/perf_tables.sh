@@ -73,11 +73,9 @@ for c in "${classes[@]}"; do
 done
 when="$(date -u '+%Y-%m-%d %H:%M UTC')"
 cmd="tools/bench/perf_tables.sh --runs $runs --rounds $rounds${quick:+ --quick}"
+splice=()
+[ -n "$doc" ] && [ -z "$quick" ] && splice=(--splice docs/PERFORMANCE.md)
 /usr/bin/python3 tools/bench/perf_doc.py "$out/cpu.tsv" --command "$cmd" --when "$when" \
-  --load "$(cut -d' ' -f1-3 /proc/loadavg)" >"$out/cpu.md"
+  --load "$(cut -d' ' -f1-3 /proc/loadavg)" "${splice[@]}" >"$out/cpu.md"
 cat "$out/cpu.md"
-if [ -n "$doc" ] && [ -z "$quick" ]; then
-  /usr/bin/python3 tools/bench/perf_doc.py "$out/cpu.tsv" --command "$cmd" --when "$when" \
-    --load "$(cut -d' ' -f1-3 /proc/loadavg)" --splice docs/PERFORMANCE.md
-fi
 exit $status
