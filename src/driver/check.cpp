@@ -72,38 +72,37 @@ Expected<DataSet> loadDataSet(const std::string& dir, const std::vector<OnnxMode
   ds.dir = dir;
   std::vector<DataFile> ins = listData(dir, "input"), outs = listData(dir, "output");
   if (outs.empty()) return badInput("--data {}: no output_K.pb files to compare with", dir);
+  // The tensors a sequence or optional input holds, as package inputs (each NAME[K], or NAME for
+  // an optional's one tensor), their types into `types` and the data set's build key.
+  auto addHeld = [&ds](const std::string& name, const std::string& key, const std::vector<Tensor>& held,
+                       bool perElement, std::vector<TensorType>& types) {
+    ds.key += key + ":";
+    for (size_t k = 0; k < held.size(); ++k) {
+      types.push_back(held[k].type());
+      ds.key += " " + held[k].type().str();
+      ds.inputs[perElement ? sequenceElementName(name, k) : name] = held[k];
+    }
+    ds.key += ";";
+  };
   for (const DataFile& f : ins) {
     std::string pbName;
+    const OnnxModelInput* decl =
+        f.index >= 0 && f.index < static_cast<int>(declared.size()) ? &declared[f.index] : nullptr;
     // A sequence input (SequenceProto): one package input per element, NAME[K]; its length and
     // element types are compiled in (ImportOptions::sequenceInputs).
-    if (f.index >= 0 && f.index < static_cast<int>(declared.size()) && declared[f.index].sequence) {
+    if (decl && decl->sequence) {
       MG_ASSIGN_OR_RETURN(std::vector<Tensor> elems, readSequenceProtoFile(f.path, &pbName));
-      const std::string& name = declared[f.index].name;
-      std::vector<TensorType>& types = ds.sequences[name];
-      ds.key += fmt::format("sequence {}:", name);
-      for (size_t k = 0; k < elems.size(); ++k) {
-        types.push_back(elems[k].type());
-        ds.key += " " + elems[k].type().str();
-        ds.inputs[sequenceElementName(name, k)] = elems[k];
-      }
-      ds.key += ";";
+      addHeld(decl->name, "sequence " + decl->name, elems, true, ds.sequences[decl->name]);
       continue;
     }
     // An optional input (OptionalProto): what it holds is compiled in (ImportOptions::
     // optionalInputs); a tensor is the package input NAME, a sequence's elements NAME[K].
-    if (f.index >= 0 && f.index < static_cast<int>(declared.size()) && declared[f.index].optional) {
+    if (decl && decl->optional) {
       MG_ASSIGN_OR_RETURN(OptionalData od, readOptionalProtoFile(f.path, &pbName));
-      const std::string& name = declared[f.index].name;
-      OptionalInput& in = ds.optionals[name];
+      OptionalInput& in = ds.optionals[decl->name];
       in.kind = od.kind;
-      ds.key += fmt::format("optional {} {}:", name, static_cast<int>(od.kind));
-      for (size_t k = 0; k < od.values.size(); ++k) {
-        in.types.push_back(od.values[k].type());
-        ds.key += " " + od.values[k].type().str();
-        ds.inputs[od.kind == OptionalInput::Kind::kSequence ? sequenceElementName(name, k) : name] =
-            od.values[k];
-      }
-      ds.key += ";";
+      addHeld(decl->name, fmt::format("optional {} {}", decl->name, static_cast<int>(od.kind)), od.values,
+              od.kind == OptionalInput::Kind::kSequence, in.types);
       continue;
     }
     MG_ASSIGN_OR_RETURN(Tensor t, readTensorProtoFile(f.path, &pbName));
